@@ -78,6 +78,9 @@ def sql(
         Console(width=200).print(table)
 
 
+# ---- subsystem commands (each subsystem owns its sub-app; register it here) ----------
+
+
 def main() -> None:
     app()
 
