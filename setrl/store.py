@@ -125,6 +125,23 @@ class Store:
         """Insert or replace by primary key (for rows that change state, e.g. a stage's status)."""
         return self._write("INSERT OR REPLACE", table, rows)
 
+    def replace(self, table: str, where: str, params: Sequence[Any], rows: Sequence[dict] | pd.DataFrame) -> int:
+        """Atomically delete the rows matching `where` and insert `rows` (a stage's whole output for one scope)."""
+        df = self._frame(table, rows)
+        with self.connect() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                con.execute(f'DELETE FROM "{table}" WHERE {where}', list(params))
+                if len(df):
+                    con.register("_rows", df)
+                    con.execute(f'INSERT INTO "{table}" BY NAME SELECT * FROM _rows')
+                    con.unregister("_rows")
+                con.execute("COMMIT")
+            except Exception:
+                con.execute("ROLLBACK")
+                raise
+        return len(df)
+
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
         """DML only (UPDATE/DELETE); DDL lives in schema.sql."""
         with self.connect() as con:

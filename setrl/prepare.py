@@ -1,0 +1,179 @@
+"""Stage 1, prepare data: sample the base model on every training problem, keep the problems whose
+pass count lies in the configured band, split off validation, deduplicate eval against train.
+
+Work is saved per chunk of problems (rollouts keyed by content hash), so an interrupted stage
+resumes without re-sampling what it already scored. Everything dropped is recorded with why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from setrl.config import StudyConfig
+from setrl.problem import Problem, content_hash
+from setrl.store import Store
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class PreparedData:
+    train: list[str]
+    validation: list[str]
+    eval: list[str]
+    dropped: int
+
+
+def study_id_of(cfg: StudyConfig) -> str:
+    """Rows of one study share this id; a profile is one study."""
+    return f"{cfg.study}/{cfg.profile}"
+
+
+def save_problems(store: Store, problems: list[Problem]) -> None:
+    store.insert("problems", [
+        {**p.to_dict(), "tests": p.tests, "meta": p.meta} for p in problems
+    ])
+
+
+def problems_by_id(store: Store, ids: list[str]) -> list[Problem]:
+    """Problems in the order of `ids` (the order a stage was given them)."""
+    if not ids:
+        return []
+    df = store.query("SELECT * FROM problems WHERE problem_id IN (SELECT unnest(?))", [list(ids)])
+    import json
+
+    by_id = {}
+    for row in df.to_dict("records"):
+        row["tests"] = json.loads(row["tests"])
+        row["meta"] = json.loads(row["meta"]) if row["meta"] else {}
+        by_id[row["problem_id"]] = Problem.from_dict(row)
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        raise KeyError(f"problems not in the store: {missing[:5]}{'...' if len(missing) > 5 else ''}")
+    return [by_id[i] for i in ids]
+
+
+def problem_set(store: Store, study_id: str, set_name: str) -> list[Problem]:
+    ids = store.query("SELECT problem_id FROM problem_sets WHERE study_id = ? AND set_name = ? ORDER BY problem_id",
+                      [study_id, set_name]).problem_id.tolist()
+    return problems_by_id(store, ids)
+
+
+def _load_all(specs) -> list[Problem]:
+    from setrl.data import load_problems
+
+    seen, out = set(), []
+    for spec in specs:
+        for p in load_problems(spec):
+            if p.problem_id not in seen:
+                seen.add(p.problem_id)
+                out.append(p)
+    return out
+
+
+def sample_and_score(cfg: StudyConfig, store: Store, study_id: str, problems: list[Problem], n: int,
+                     purpose: str, model_id: str, model_path: str, seed: int, progress: Progress | None = None,
+                     chunk: int = 8) -> dict[str, list[dict]]:
+    """Sample `n` completions per problem and score them in the sandbox; returns rollout rows per problem.
+
+    Problems that already have `n` rollouts for (purpose, model_id) are read back, not re-sampled.
+    """
+    from setrl.generation import make_generator, program_from_completion
+    from setrl.sandbox import Sandbox, job_from_problem
+
+    def key(p: Problem, i: int) -> str:
+        return content_hash(purpose, model_id, p.problem_id, seed, i)
+
+    done = store.query(
+        "SELECT problem_id, count(*) AS k FROM rollouts WHERE study_id = ? AND purpose = ? AND model_id = ? GROUP BY 1",
+        [study_id, purpose, model_id])
+    complete = set(done.problem_id[done.k >= n])
+    todo = [p for p in problems if p.problem_id not in complete]
+    generator = make_generator(cfg.model, path=model_path) if todo else None
+    sb = Sandbox(workers=cfg.sandbox.workers, timeout_s=cfg.sandbox.timeout_s,
+                 memory_mb=cfg.sandbox.memory_mb, require_isolation=cfg.sandbox.require_isolation) if todo else None
+    try:
+        for start in range(0, len(todo), chunk):
+            part = todo[start:start + chunk]
+            # seed per problem, not per chunk: a resumed stage samples exactly what an uninterrupted one would
+            groups = [generator.sample([p.prompt], n, temperature=cfg.model.temperature, top_p=cfg.model.top_p,
+                                       max_new_tokens=cfg.model.max_new_tokens,
+                                       seed=seed + int(p.problem_id[:8], 16) % 100_000)[0] for p in part]
+            jobs, rows = [], []
+            for p, comps in zip(part, groups):
+                for i, c in enumerate(comps):
+                    rid = key(p, i)
+                    jobs.append(job_from_problem(p, program_from_completion(p, c.text), rid))
+                    rows.append({"rollout_id": rid, "study_id": study_id, "purpose": purpose, "model_id": model_id,
+                                 "problem_id": p.problem_id, "sample_idx": i, "text": c.text, "n_tokens": c.n_tokens,
+                                 "finish_reason": c.finish_reason})
+            for row, v in zip(rows, sb.run(jobs)):
+                row.update(reward=float(v.passed), status=v.status, reason=v.reason)
+            store.insert("rollouts", rows)
+            if progress:
+                progress(len(complete) + start + len(part), len(problems), f"sampled {purpose} groups")
+    finally:
+        if sb is not None:
+            sb.close()
+    df = store.query("SELECT * FROM rollouts WHERE study_id = ? AND purpose = ? AND model_id = ? ORDER BY problem_id, sample_idx",
+                     [study_id, purpose, model_id])
+    out: dict[str, list[dict]] = {}
+    for row in df.to_dict("records"):
+        out.setdefault(row["problem_id"], []).append(row)
+    return out
+
+
+def _validation_pick(ids: list[str], k: int, seed: int) -> set[str]:
+    """Deterministic pick independent of input order: the k ids with the smallest salted hash."""
+    ranked = sorted(ids, key=lambda i: hashlib.sha256(f"{seed}:{i}".encode()).hexdigest())
+    return set(ranked[:k])
+
+
+def prepare_data(cfg: StudyConfig, store: Store, progress: Progress | None = None, seed: int = 0) -> PreparedData:
+    """Run stage 1 and record the train / validation / eval / dropped sets in `problem_sets`."""
+    from setrl.data.dedup import deduplicate
+
+    study_id = study_id_of(cfg)
+    d = cfg.data
+    train_all = _load_all(d.train)
+    eval_all = _load_all(d.eval)
+    if not train_all:
+        raise ValueError("data.train loaded no problems: check the sources in pipeline.yaml")
+    if not eval_all:
+        raise ValueError("data.eval loaded no problems: check the sources in pipeline.yaml")
+    save_problems(store, train_all + eval_all)
+
+    rollouts = sample_and_score(cfg, store, study_id, train_all, d.samples_per_problem, "filter", "base",
+                                cfg.model.path, seed, progress)
+    lo, hi = d.pass_band
+    kept, sets = [], []
+    for p in train_all:
+        c = int(sum(r["reward"] for r in rollouts[p.problem_id]))
+        if c < lo or c > hi:
+            reason = "too_hard" if c < lo else "too_easy"
+            sets.append({"study_id": study_id, "set_name": "dropped", "problem_id": p.problem_id, "pass_count": c,
+                         "reason": f"{reason}: {c}/{d.samples_per_problem} passes outside band {lo}..{hi}"})
+        else:
+            kept.append((p, c))
+    if len(kept) <= d.validation_size:
+        raise ValueError(f"only {len(kept)} training problems lie in the pass band {lo}..{hi}; "
+                         f"need more than validation_size={d.validation_size} (widen the band or add problems)")
+    val = _validation_pick([p.problem_id for p, _ in kept], d.validation_size, seed)
+    for p, c in kept:
+        sets.append({"study_id": study_id, "set_name": "validation" if p.problem_id in val else "train",
+                     "problem_id": p.problem_id, "pass_count": c, "reason": None})
+
+    eval_kept, removed = deduplicate(eval_all, train_all, threshold=d.near_duplicate_threshold)
+    for r in removed:
+        sets.append({"study_id": study_id, "set_name": "dropped", "problem_id": r["problem_id"], "pass_count": None,
+                     "reason": f"eval {r['reason']} of train {r.get('matched_id')} (similarity {r.get('similarity', 1.0):.2f})"})
+    for p in eval_kept:
+        sets.append({"study_id": study_id, "set_name": "eval", "problem_id": p.problem_id, "pass_count": None, "reason": None})
+    store.replace("problem_sets", "study_id = ?", [study_id], sets)
+    by_set: dict[str, list[str]] = {}
+    for s in sets:
+        by_set.setdefault(s["set_name"], []).append(s["problem_id"])
+    return PreparedData(train=sorted(by_set.get("train", [])), validation=sorted(by_set.get("validation", [])),
+                        eval=sorted(by_set.get("eval", [])), dropped=len(by_set.get("dropped", [])))
