@@ -67,15 +67,97 @@ def sql(
     elif fmt == "json":
         typer.echo(json.dumps(json.loads(df.to_json(orient="records", date_format="iso")), indent=2))
     else:
-        from rich.console import Console
-        from rich.table import Table
+        _print_frame(df)
 
-        table = Table(show_lines=False)
-        for col in df.columns:
-            table.add_column(str(col))
-        for row in df.itertuples(index=False):
-            table.add_row(*("" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v) for v in row))
-        Console(width=200).print(table)
+
+EXAMPLE_QUERIES = {
+    "pass@k per method with CI (seeds pooled)":
+        "SELECT method, k, round(pass_at_k,3) AS pass_at_k, round(ci_low,3) AS lo, round(ci_high,3) AS hi "
+        "FROM pass_at_k WHERE model_id = method ORDER BY method, k",
+    "distinct correct clusters per step per method (mean over seeds)":
+        "SELECT method, step, avg(distinct_correct_clusters) AS clusters, avg(reward_mean) AS reward "
+        "FROM train_metrics GROUP BY ALL ORDER BY method, step",
+    "paired bootstrap tests":
+        "SELECT method_a, method_b, k, round(diff,3) AS diff, round(p_value,3) AS p FROM significance ORDER BY k",
+    "stage timings of the last run":
+        "SELECT stage, status, round(seconds,1) AS s, error FROM stage_runs "
+        "WHERE run_id = (SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1) ORDER BY started_at",
+}
+
+
+def _print_frame(df) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(show_lines=False)
+    for col in df.columns:
+        table.add_column(str(col))
+    for row in df.itertuples(index=False):
+        table.add_row(*("" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v) for v in row))
+    Console(width=200).print(table)
+
+
+@app.command()
+def summary(
+    profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Profile whose results to summarise."),
+    pipeline: Path = typer.Option(DEFAULT_PIPELINE, "--pipeline", help="Path to pipeline.yaml."),
+) -> None:
+    """Print the study's summary table and SQL to dig further."""
+    from setrl.prepare import study_id_of
+    from setrl.report import summary_table
+    from setrl.store import Store
+
+    try:
+        cfg = load_config(pipeline, profile)
+    except ConfigError as e:
+        fail(str(e))
+    if not Path(cfg.storage.db).exists():
+        fail(f"no results yet at {cfg.storage.db}: run the study first")
+    store = Store(cfg.storage.db, read_only=True)
+    typer.echo(f"Study {study_id_of(cfg)}: report at {Path(cfg.storage.artifacts) / 'report' / 'report.md'}")
+    _print_frame(summary_table(store, study_id_of(cfg)))
+    typer.echo("\nDig further with SQL (read-only, safe while a study runs):")
+    for what, q in EXAMPLE_QUERIES.items():
+        typer.echo(f"  # {what}\n  setrl sql --profile {cfg.profile} \"{q}\"")
+
+
+@app.command()
+def study(
+    profile: str = typer.Option("tiny", "--profile", "-p", help="Profile of pipeline.yaml to run (tiny, smoke, full)."),
+    pipeline: Path = typer.Option(DEFAULT_PIPELINE, "--pipeline", help="Path to pipeline.yaml."),
+    refresh: bool = typer.Option(False, "--refresh", help="Ignore cached stage results and recompute every stage."),
+) -> None:
+    """Run the whole study DAG in this process (ephemeral Prefect API; no server needed).
+
+    Same flow, caching and store as `prefect deployment run full-study/<profile>`; re-running resumes.
+    """
+    try:
+        load_config(pipeline, profile)
+    except ConfigError as e:
+        fail(str(e))
+    from flows.full_study import full_study  # the composition layer; setrl's library itself stays Prefect-free
+
+    report = full_study(profile=profile, pipeline=str(pipeline), refresh=refresh)
+    typer.echo(f"report: {report}")
+    summary(profile=profile, pipeline=pipeline)
+
+
+@app.command()
+def report(
+    profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Profile whose results to report."),
+    pipeline: Path = typer.Option(DEFAULT_PIPELINE, "--pipeline", help="Path to pipeline.yaml."),
+) -> None:
+    """Rebuild the Markdown report and plots from the store (no Prefect needed)."""
+    from setrl.prepare import study_id_of
+    from setrl.report import build_report
+    from setrl.store import Store
+
+    try:
+        cfg = load_config(pipeline, profile)
+    except ConfigError as e:
+        fail(str(e))
+    r = build_report(Store(cfg.storage.db), study_id_of(cfg), Path(cfg.storage.artifacts) / "report")
+    typer.echo(f"report: {r.path}\nplots: {', '.join(str(p) for p in r.plots.values()) or 'none yet'}")
 
 
 # ---- subsystem commands (each subsystem owns its sub-app; register it here) ----------
