@@ -313,3 +313,13 @@ def load_config(path: str | Path = DEFAULT_PIPELINE, profile: str | None = None)
 
 def to_json(cfg: StudyConfig) -> str:
     return json.dumps(cfg.model_dump(mode="json"), indent=2)
+
+
+def write_variant(src: str | Path, dst: str | Path, profile: str, overrides: dict) -> Path:
+    """Copy pipeline.yaml with `overrides` merged into one profile (fresh stores for tests and benchmarks)."""
+    raw = read_raw(src)
+    raw["profiles"][profile] = _merge(raw["profiles"].get(profile) or {}, overrides)
+    dst = Path(dst)
+    dst.write_text(yaml.safe_dump(raw, sort_keys=False))
+    resolve(raw, profile, source=str(dst))  # fail here, not later, if the overrides are invalid
+    return dst
