@@ -162,6 +162,11 @@ def report(
 
 # ---- subsystem commands (each subsystem owns its sub-app; register it here) ----------
 
+from setrl.train import cli as _train_cli  # noqa: E402  (torch is imported only when a command runs)
+
+app.command("train")(_train_cli.train)
+app.command("eval")(_train_cli.eval_cmd)
+
 
 def main() -> None:
     app()
