@@ -38,13 +38,10 @@ def evaluate_model(cfg: StudyConfig, store: Store, study_id: str, model_id: str,
     """Sample cfg.eval.n completions per problem at cfg.eval.temperature, score and cluster the
     correct ones, store per-problem (n, c, distinct correct clusters) and the pass@k curve with
     bootstrap CIs over problems. Returns that curve: DataFrame[k, pass_at_k, ci_low, ci_high, n_problems]."""
-    import torch
-
     from setrl.generation import make_generator
     from setrl.judge import JudgeService, make_judge
     from setrl.metrics import distinct_correct_clusters
     from setrl.sandbox import Sandbox
-    from setrl.train.cpu import generation_threads, pick_device
     from setrl.train.rollout import judge_groups, rollout_rows, score_groups
 
     ev = cfg.eval
@@ -53,16 +50,14 @@ def evaluate_model(cfg: StudyConfig, store: Store, study_id: str, model_id: str,
     todo = [p for p in problems if p.problem_id not in done]
     if todo:
         generator = make_generator(cfg.model, path=str(model_path))
-        judge = JudgeService(make_judge(judge_spec), store, cfg.judge.failure_policy, degenerate_id=cfg.judge.degenerate_id)
+        judge = JudgeService(make_judge(judge_spec, degenerate_id=cfg.judge.degenerate_id), store, cfg.judge.failure_policy, degenerate_id=cfg.judge.degenerate_id)
         degenerate = {cfg.judge.degenerate_id}
-        device = pick_device(cfg.model.device)
         with Sandbox(workers=cfg.sandbox.workers, timeout_s=cfg.sandbox.timeout_s, memory_mb=cfg.sandbox.memory_mb,
                      require_isolation=cfg.sandbox.require_isolation) as sandbox:
             for i, problem in enumerate(todo):
-                with generation_threads(device), torch.no_grad():
-                    comps = generator.sample([problem.prompt], n=ev.n, temperature=ev.temperature, top_p=cfg.model.top_p,
-                                             max_new_tokens=cfg.model.max_new_tokens,
-                                             seed=_eval_seed(seed, problem.problem_id), progress=False)
+                comps = generator.sample([problem.prompt], n=ev.n, temperature=ev.temperature, top_p=cfg.model.top_p,
+                                         max_new_tokens=cfg.model.max_new_tokens,
+                                         seed=_eval_seed(seed, problem.problem_id), progress=False)
                 groups = score_groups([problem], comps, sandbox)
                 # Only correct rollouts are judged: diversity here is distinct strategies among them.
                 judge_groups(groups, judge, correct_only=True)

@@ -7,19 +7,13 @@ import pytest
 
 from setrl.config import DEFAULT_PIPELINE, load_config
 from setrl.store import Store
-from tests.train import standins
-
-standins.install()
-
-from setrl.evaluate import difficulty_band, evaluate_model, pooled_pass_at_k, significance  # noqa: E402
-from tests.train.test_train import SHIPPED  # noqa: E402
+from setrl.evaluate import difficulty_band, evaluate_model, pooled_pass_at_k, significance
+from tests.train.tiny_model import tiny_model, tiny_problems
 
 
 @pytest.fixture(scope="module")
 def model_path(tmp_path_factory):
-    if (SHIPPED / "config.json").exists():
-        return SHIPPED
-    return standins.fresh_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+    return tiny_model(tmp_path_factory.mktemp("tiny-model"))
 
 
 def test_evaluate_model_writes_rows_and_resumes_per_problem(model_path, tmp_path):
@@ -27,7 +21,7 @@ def test_evaluate_model_writes_rows_and_resumes_per_problem(model_path, tmp_path
     cfg = cfg.model_copy(update={"model": cfg.model.model_copy(update={"path": str(model_path), "max_new_tokens": 48}),
                                  "eval": cfg.eval.model_copy(update={"n": 4, "ks": [1, 2, 4], "bootstrap": 50})})
     store = Store(tmp_path / "db.duckdb")
-    problems = standins.tiny_problems(3, "heldout")
+    problems = tiny_problems(3, "heldout")
     args = (cfg, store, "s/smoke", "base", "base", None, model_path)
     curve = evaluate_model(*args, problems[:2], cfg.judge.candidates[0], progress=False)
     assert curve.k.tolist() == [1, 2, 4] and (curve.n_problems == 2).all()

@@ -33,12 +33,9 @@ def _setup(pipeline: Path, profile: Optional[str], db: Optional[Path]):
 
 def _judge_spec(cfg: StudyConfig, store, study_id: str):
     """The calibrated judge when calibration has run for this study, else the first candidate."""
-    try:
-        from setrl.judge.calibration import selected_judge
+    from setrl.judge.calibration import selected_judge
 
-        return selected_judge(cfg, store, study_id)
-    except (ImportError, LookupError, ValueError):
-        return cfg.judge.candidates[0]
+    return selected_judge(cfg, store, study_id)
 
 
 def _load(specs) -> list:

@@ -45,20 +45,14 @@ def score_groups(problems: Sequence[Problem], completions: Sequence[Sequence], s
     from setrl.generation import program_from_completion
     from setrl.sandbox import job_from_problem
 
-    jobs, owners = [], []
+    jobs = [job_from_problem(problem, program_from_completion(problem, comp.text), f"{g}:{i}")
+            for g, (problem, comps) in enumerate(zip(problems, completions)) for i, comp in enumerate(comps)]
+    verdicts = {v.id: v for v in sandbox.run(jobs)}
+    groups = []
     for g, (problem, comps) in enumerate(zip(problems, completions)):
-        for i, comp in enumerate(comps):
-            jobs.append(job_from_problem(problem, program_from_completion(problem, comp.text), f"{g}:{i}"))
-            owners.append(g)
-    verdicts = sandbox.run(jobs)
-    groups = [Group(p, list(c), np.zeros(len(c)), [], []) for p, c in zip(problems, completions)]
-    cursor = [0] * len(groups)
-    for g, v in zip(owners, verdicts):
-        grp = groups[g]
-        grp.rewards[cursor[g]] = 1.0 if v.passed else 0.0
-        grp.statuses.append(v.status)
-        grp.reasons.append(v.reason)
-        cursor[g] += 1
+        vs = [verdicts[f"{g}:{i}"] for i in range(len(comps))]
+        groups.append(Group(problem, list(comps), np.array([1.0 if v.passed else 0.0 for v in vs]),
+                            [v.status for v in vs], [v.reason for v in vs]))
     return groups
 
 

@@ -17,14 +17,10 @@ from safetensors.torch import load_file
 
 from setrl.config import DEFAULT_PIPELINE, load_config
 from setrl.store import Store
-from tests.train import standins
+from setrl.train import checkpoint
+from setrl.train.cpu import make_run_key, train_run
+from tests.train.tiny_model import tiny_model, tiny_problems
 
-standins.install()
-
-from setrl.train import checkpoint  # noqa: E402
-from setrl.train.cpu import make_run_key, train_run  # noqa: E402
-
-SHIPPED = Path(__file__).resolve().parents[2] / "data" / "tiny-model"
 SEED = 3
 COMPARED = ["step", "reward_mean", "pass_rate", "distinct_correct_clusters", "judge_failures", "kl", "kl_coef",
             "entropy", "response_len", "loss", "grad_norm", "validation_pass1"]
@@ -32,23 +28,22 @@ COMPARED = ["step", "reward_mean", "pass_rate", "distinct_correct_clusters", "ju
 
 @pytest.fixture(scope="module")
 def model_path(tmp_path_factory) -> Path:
-    if (SHIPPED / "config.json").exists():
-        return SHIPPED
-    return standins.fresh_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+    return tiny_model(tmp_path_factory.mktemp("tiny-model"))
 
 
 def setup(model_path: Path):
     """The smoke profile shrunk further: 4 prompts x 4 rollouts, 48 new tokens, EXPO's KL and
-    curriculum on so that their state is part of what resume must restore."""
+    curriculum on so that their state is part of what resume must restore, two PPO epochs so that
+    clipping acts, and an entropy bonus so that the policy moves even when every rollout fails."""
     cfg = load_config(DEFAULT_PIPELINE, "smoke")
     cfg = cfg.model_copy(update={"model": cfg.model.model_copy(update={"path": str(model_path), "max_new_tokens": 48, "device": "cpu"}),
                                  "sandbox": cfg.sandbox.model_copy(update={"workers": 1})})
     method = cfg.method("poly_epo").model_copy(update={
         "kl": cfg.methods[0].kl.model_copy(update={"kind": "akl"}),
         "curriculum": cfg.methods[0].curriculum.model_copy(update={"kind": "gaussian"}),
-        "loss": cfg.methods[0].loss.model_copy(update={"lr": 3e-3, "ppo_epochs": 2}),
+        "loss": cfg.methods[0].loss.model_copy(update={"lr": 3e-3, "ppo_epochs": 2, "entropy_coef": 0.01}),
         "checkpoint_every": 2, "validate_every": 2})
-    return cfg, method, standins.tiny_problems(12, "train"), standins.tiny_problems(3, "heldout")
+    return cfg, method, tiny_problems(12, "train"), tiny_problems(3, "heldout")
 
 
 def run(model_path: Path, db: Path, out: Path, steps: int):
