@@ -77,7 +77,7 @@ CREATE TABLE IF NOT EXISTS rollouts (
 );
 
 CREATE TABLE IF NOT EXISTS judgments (     -- the judge cache: one row per judged group
-    cache_key      VARCHAR PRIMARY KEY,   -- hash(judge kind, model, prompt version, problem hash, responses hash)
+    cache_key      VARCHAR PRIMARY KEY,   -- hash(judge name+kind, model, prompt version, degenerate id, problem hash, responses hash)
     judge          VARCHAR,
     model          VARCHAR,
     prompt_version VARCHAR,
