@@ -167,6 +167,10 @@ from setrl.train import cli as _train_cli  # noqa: E402  (torch is imported only
 app.command("train")(_train_cli.train)
 app.command("eval")(_train_cli.eval_cmd)
 
+from setrl.train import verl_cli as _verl_cli  # noqa: E402  (verl is imported only with --validate)
+
+app.command("verl-config")(_verl_cli.verl_config)
+
 from setrl.judge import cli as judge_cli  # noqa: E402
 
 app.add_typer(judge_cli.app, name="judge")
