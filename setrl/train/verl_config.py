@@ -11,8 +11,10 @@ from the typed config; the mapping's reasons sit next to each line.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -233,7 +235,10 @@ def validate(spec: LaunchSpec) -> Any:
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=config_dir, version_base=None):
         config = compose(config_name="ppo_trainer", overrides=list(spec.overrides))
-    validate_config(config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
+    # verl prints its verdict on stdout; keep stdout for our output (`--json` must stay parseable).
+    with contextlib.redirect_stdout(sys.stderr):
+        validate_config(config=config, use_reference_policy=need_reference_policy(config),
+                        use_critic=need_critic(config))
     # verl's checks do not look names up; resolve the estimator and reward manager the way the
     # trainer and reward workers will, with setrl's backend imported as VERL_USE_EXTERNAL_MODULES does.
     import setrl.train.verl_backend  # noqa: F401
