@@ -93,7 +93,8 @@ def _print_frame(df) -> None:
     for col in df.columns:
         table.add_column(str(col))
     for row in df.itertuples(index=False):
-        table.add_row(*("" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v) for v in row))
+        table.add_row(*("" if v is None or (isinstance(v, float) and v != v) else f"{v:.4g}" if isinstance(v, float)
+                        else str(v) for v in row))
     Console(width=200).print(table)
 
 

@@ -33,7 +33,7 @@ def summary_table(store: Store, study_id: str) -> pd.DataFrame:
             WHERE study_id = ? AND (model_id = method)
         ), kmax AS (SELECT max(k) AS k FROM p)
         SELECT p1.method,
-               (SELECT count(DISTINCT seed) FROM eval_problems e WHERE e.study_id = ? AND e.method = p1.method) AS seeds,
+               (SELECT count(DISTINCT coalesce(seed, -1)) FROM eval_problems e WHERE e.study_id = ? AND e.method = p1.method) AS seeds,
                round(p1.pass_at_k, 3) AS pass_at_1,
                (SELECT k FROM kmax) AS k_max,
                round(pk.pass_at_k, 3) AS pass_at_k_max,
@@ -52,9 +52,11 @@ def _plot_pass_at_k(df: pd.DataFrame, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for method, g in df.groupby("method", sort=False):
         g = g.sort_values("k")
-        ax.plot(g.k, g.pass_at_k, marker="o", ms=3, label=method, ls="--" if method == "base" else "-")
-        ax.fill_between(g.k, g.ci_low, g.ci_high, alpha=0.2)
+        (line,) = ax.plot(g.k, g.pass_at_k, marker="o", ms=3, label=method, ls="--" if method == "base" else "-")
+        ax.fill_between(g.k, g.ci_low, g.ci_high, alpha=0.15, color=line.get_color())
     ax.set_xscale("log", base=2)
+    ks = sorted(df.k.unique())
+    ax.set_xticks(ks, [str(k) for k in ks])
     ax.set_xlabel("k")
     ax.set_ylabel("pass@k (bootstrap CI over problems)")
     ax.set_title("pass@k on the evaluation set")
@@ -74,8 +76,8 @@ def _plot_training(df: pd.DataFrame, columns: list[tuple[str, str]], path: Path)
             if per_step.empty:
                 continue
             smooth = per_step.rolling(5, min_periods=1).mean()  # 8-prompt batches are noisy
-            ax.plot(smooth.index, smooth["mean"], label=f"{method} ({g.seed.nunique()} seeds)")
-            ax.fill_between(smooth.index, smooth["min"], smooth["max"], alpha=0.2)
+            (line,) = ax.plot(smooth.index, smooth["mean"], label=f"{method} ({g.seed.nunique()} seeds)")
+            ax.fill_between(smooth.index, smooth["min"], smooth["max"], alpha=0.2, color=line.get_color())
         ax.set_xlabel("training step")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
