@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -26,8 +27,8 @@ from setrl.config import JudgeSpec, MethodConfig, StudyConfig
 from setrl.problem import Problem, content_hash
 from setrl.store import Store
 from setrl.train import checkpoint
-from setrl.train.loss import (aggregate, broadcast_advantages, clipped_pg_loss, k3_kl, token_entropy,
-                              token_logprobs)
+from setrl.train.loss import (aggregate, broadcast_advantages, clipped_pg_loss, k3_kl, token_logprobs,
+                              token_logprobs_and_entropy)
 from setrl.train.rollout import Batch, Group, encode_prompt, judge_groups, pack, rollout_rows, score_groups
 
 
@@ -51,6 +52,20 @@ def pick_device(pref: str) -> torch.device:
     if pref == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(pref)
+
+
+@contextmanager
+def single_thread(device: torch.device):
+    """One torch thread for the run on CPU (the generator already samples with one): on the shared
+    2-core machine the update was 2-4x slower with two threads, and a fixed count keeps float
+    reductions, hence results, identical across machines with different core counts."""
+    prev = torch.get_num_threads()
+    if device.type == "cpu":
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(prev)
 
 
 def seed_everything(s: int) -> None:
@@ -122,13 +137,12 @@ def policy_update(model, ref_model, optimizer, batch: Batch, adv: torch.Tensor, 
         for j, (s, e) in enumerate(spans):
             mb = batch.slice(s, e).to(device)
             logits = model(input_ids=mb.input_ids, attention_mask=mb.attention_mask).logits  # (b, T, V)
-            logp = token_logprobs(logits, mb.input_ids)  # (b, T-1)
+            logp, entropy = token_logprobs_and_entropy(logits, mb.input_ids, entropy_grad=lc.entropy_coef > 0)  # (b, T-1) each
             adv_tok = broadcast_advantages(adv[s:e].to(device), mb.mask)  # (b, T-1)
             per_token, clipped = clipped_pg_loss(logp, old[j] if old else logp.detach(), adv_tok, lc.clip_low, lc.clip_high)
             kl = k3_kl(logp, ref[j]) if ref is not None else None
             if kl is not None and kl_coef > 0:
                 per_token = per_token + kl_coef * kl
-            entropy = token_entropy(logits if lc.entropy_coef > 0 else logits.detach())
             if lc.entropy_coef > 0:
                 per_token = per_token - lc.entropy_coef * entropy
             loss = aggregate(per_token, mb.mask, lc.agg, max_len, n_seqs=B, n_tokens=n_tokens)
@@ -224,7 +238,7 @@ def train_run(cfg: StudyConfig, method: MethodConfig, seed: int, store: Store, s
         return path
 
     last = ckpt
-    with Sandbox(workers=cfg.sandbox.workers, timeout_s=cfg.sandbox.timeout_s, memory_mb=cfg.sandbox.memory_mb,
+    with single_thread(device), Sandbox(workers=cfg.sandbox.workers, timeout_s=cfg.sandbox.timeout_s, memory_mb=cfg.sandbox.memory_mb,
                  require_isolation=cfg.sandbox.require_isolation) as sandbox:
         if start == 0 and validation_problems:
             store.insert("train_metrics", [{"run_key": run_key, "study_id": study_id, "method": method.name,

@@ -30,8 +30,21 @@ def token_logprobs(logits: torch.Tensor, input_ids: torch.Tensor) -> torch.Tenso
 
 def token_entropy(logits: torch.Tensor) -> torch.Tensor:
     """Entropy of the next-token distribution: logits (B, T, V) -> (B, T-1)."""
-    logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)  # (B, T-1, V)
-    return -(logp.exp() * logp).sum(-1)
+    return token_logprobs_and_entropy(logits, None)[1]
+
+
+def token_logprobs_and_entropy(logits: torch.Tensor, input_ids: torch.Tensor | None,
+                               entropy_grad: bool = True) -> tuple[torch.Tensor | None, torch.Tensor]:
+    """`token_logprobs` and `token_entropy` from one log-softmax (the biggest tensor of the update).
+
+    logits (B, T, V), input_ids (B, T) or None -> ((B, T-1) or None, (B, T-1)). entropy_grad=False
+    computes the entropy outside the graph (for logging only).
+    """
+    logp_all = torch.log_softmax(logits[:, :-1].float(), dim=-1)  # (B, T-1, V)
+    logp = logp_all.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1) if input_ids is not None else None
+    with torch.set_grad_enabled(entropy_grad and torch.is_grad_enabled()):
+        entropy = -(logp_all.exp() * logp_all).sum(-1)
+    return logp, entropy
 
 
 def response_mask(prompt_lens: torch.Tensor, response_lens: torch.Tensor, width: int) -> torch.Tensor:
