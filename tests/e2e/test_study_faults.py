@@ -72,9 +72,17 @@ UNIQUE_KEYS = {"train_metrics": "run_key, step", "rollouts": "rollout_id", "eval
                "pass_at_k": "study_id, model_id, k", "judgments": "cache_key", "problem_sets": "study_id, set_name, problem_id"}
 
 
+def _plain(v):
+    """Comparable cell: arrays as lists, NaN as None (NaN != NaN would fail equal results)."""
+    if hasattr(v, "tolist"):
+        return v.tolist()
+    return None if isinstance(v, float) and v != v else v
+
+
 def results(db: Path) -> dict:
     store = Store(db, read_only=True)
-    return {name: store.query(q).values.tolist() for name, q in RESULT_QUERIES.items()}
+    return {name: [[_plain(v) for v in row] for row in store.query(q).itertuples(index=False)]
+            for name, q in RESULT_QUERIES.items()}
 
 
 def assert_no_duplicates(db: Path) -> None:
