@@ -63,7 +63,9 @@ def evaluate_model(cfg: StudyConfig, store: Store, study_id: str, model_id: str,
                 judge_groups(groups, judge, correct_only=True)
                 grp = groups[0]
                 c = int(grp.rewards.sum())
-                distinct = distinct_correct_clusters(grp.rewards, grp.clusters, degenerate) if grp.clusters is not None else None
+                # No correct rollout: zero strategies (nothing to judge); judge skipped: unknown (NULL).
+                distinct = 0 if c == 0 else (distinct_correct_clusters(grp.rewards, grp.clusters, degenerate)
+                                             if grp.clusters is not None else None)
                 store.insert("rollouts", rollout_rows(groups, study_id, "eval", model_id, None, seed))
                 store.insert("eval_problems", [{"study_id": study_id, "model_id": model_id, "method": method, "seed": seed,
                                                 "problem_id": problem.problem_id, "n": ev.n, "c": c,

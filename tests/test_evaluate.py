@@ -35,6 +35,7 @@ def test_evaluate_model_writes_rows_and_resumes_per_problem(model_path, tmp_path
     assert store.scalar("SELECT count(*) FROM rollouts WHERE purpose = 'eval'") == 12
     rows = store.query("SELECT * FROM eval_problems")
     assert len(rows) == 3 and (rows.n == 4).all() and rows.c.between(0, 4).all()
+    assert (rows.distinct_correct_clusters <= rows.c).all()  # 0 for problems without a correct sample
     assert store.scalar("SELECT count(*) FROM pass_at_k WHERE model_id = 'base'") == 3
 
 
