@@ -45,8 +45,9 @@ def evaluate_model(cfg: StudyConfig, store: Store, study_id: str, model_id: str,
     from setrl.train.rollout import judge_groups, rollout_rows, score_groups
 
     ev = cfg.eval
-    done = set(store.query("SELECT problem_id FROM eval_problems WHERE study_id = ? AND model_id = ?",
-                           [study_id, model_id]).problem_id)
+    # a problem evaluated with another n (eval config changed) is done again, not reused
+    done = set(store.query("SELECT problem_id FROM eval_problems WHERE study_id = ? AND model_id = ? AND n = ?",
+                           [study_id, model_id, ev.n]).problem_id)
     todo = [p for p in problems if p.problem_id not in done]
     if todo:
         generator = make_generator(cfg.model, path=str(model_path))
@@ -66,8 +67,10 @@ def evaluate_model(cfg: StudyConfig, store: Store, study_id: str, model_id: str,
                 # No correct rollout: zero strategies (nothing to judge); judge skipped: unknown (NULL).
                 distinct = 0 if c == 0 else (distinct_correct_clusters(grp.rewards, grp.clusters, degenerate)
                                              if grp.clusters is not None else None)
-                store.insert("rollouts", rollout_rows(groups, study_id, "eval", model_id, None, seed))
-                store.insert("eval_problems", [{"study_id": study_id, "model_id": model_id, "method": method, "seed": seed,
+                store.replace("rollouts", "study_id = ? AND model_id = ? AND purpose = 'eval' AND problem_id = ?",
+                              [study_id, model_id, problem.problem_id],
+                              rollout_rows(groups, study_id, "eval", model_id, None, seed))
+                store.upsert("eval_problems", [{"study_id": study_id, "model_id": model_id, "method": method, "seed": seed,
                                                 "problem_id": problem.problem_id, "n": ev.n, "c": c,
                                                 "distinct_correct_clusters": distinct}])
                 if progress:

@@ -68,3 +68,16 @@ def load_state(path: Path) -> dict:
 
 def load_optimizer(path: Path, optimizer, device) -> None:
     optimizer.load_state_dict(torch.load(Path(path) / "optimizer.pt", map_location=device, weights_only=True))
+
+
+def claim(out_dir: Path, fingerprint: str) -> bool:
+    """Tie `out_dir` to one run configuration. Returns True when checkpoints of a DIFFERENT
+    configuration were there and have been removed (resuming from them would silently mix runs)."""
+    out_dir = Path(out_dir)
+    marker = out_dir / "fingerprint.txt"
+    stale = marker.exists() and marker.read_text().strip() != fingerprint
+    if stale:
+        shutil.rmtree(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    marker.write_text(fingerprint + "\n")
+    return stale

@@ -183,6 +183,18 @@ def train_run(cfg: StudyConfig, method: MethodConfig, seed: int, store: Store, s
     out_dir = Path(out_dir)
     run_key = make_run_key(study_id, method.name, seed)
     model_id = f"{method.name}/seed{seed}"
+    # Everything that changes what a step computes; not steps/checkpoint_every/validate_every/seeds,
+    # so a longer run (--steps) still resumes.
+    fingerprint = content_hash(method.model_dump(mode="json", exclude={"steps", "checkpoint_every", "validate_every", "seeds"}),
+                               seed, cfg.model.model_dump(mode="json"), cfg.sandbox.model_dump(mode="json"),
+                               judge_spec.model_dump(mode="json"), [p.problem_id for p in train_problems],
+                               [p.problem_id for p in validation_problems])
+    if checkpoint.claim(out_dir, fingerprint):
+        store.execute("DELETE FROM train_metrics WHERE run_key = ?", [run_key])
+        store.execute("DELETE FROM rollouts WHERE study_id = ? AND model_id = ?", [study_id, model_id])
+        store.execute("DELETE FROM eval_problems WHERE study_id = ? AND model_id = ?", [study_id, model_id])
+        store.execute("DELETE FROM pass_at_k WHERE study_id = ? AND model_id = ?", [study_id, model_id])
+        print(f"[{run_key}] configuration changed since the last run: starting over (old checkpoints and metrics removed)")
     checkpoint.clean_partial(out_dir)
     ckpt = checkpoint.latest(out_dir, max_step=total)
     start = checkpoint.load_state(ckpt)["step"] if ckpt else 0

@@ -84,7 +84,7 @@ def test_straight_run_writes_one_row_per_step(straight, model_path):
     train_rows = df[df.step > 0]
     assert train_rows[["reward_mean", "kl_coef", "entropy", "response_len", "t_sample", "t_update"]].notna().all().all()
     assert (train_rows.kl >= 0).all() and (train_rows.kl_coef > 0).all()
-    assert sorted(p.name for p in result.final_checkpoint.parent.iterdir()) == ["step-0002", "step-0004"]
+    assert sorted(p.name for p in result.final_checkpoint.parent.iterdir()) == ["fingerprint.txt", "step-0002", "step-0004"]
     # the policy moved away from the base weights
     base = weights(model_path)
     assert any(not torch.equal(base[k], v) for k, v in weights(result.final_checkpoint).items() if k in base)
@@ -135,3 +135,19 @@ def test_partial_checkpoints_are_ignored_and_cleaned(tmp_path):
     assert checkpoint.latest(tmp_path, max_step=2) is None
     checkpoint.clean_partial(tmp_path)
     assert not any(p.name.startswith(checkpoint.TMP_PREFIX) for p in tmp_path.iterdir())
+
+
+def test_changed_configuration_starts_over_instead_of_resuming(model_path, tmp_path):
+    """Same method name and seed, different learning rate: old checkpoints and rows must not be reused."""
+    cfg, method, train, val = setup(model_path)
+    method = method.model_copy(update={"steps": 2})
+    store, out, judge = Store(tmp_path / "db.duckdb"), tmp_path / "ckpt", cfg.judge.candidates[0]
+    assert train_run(cfg, method, SEED, store, "s", train, val, judge, out, progress=False).resumed_from is None
+    assert train_run(cfg, method, SEED, store, "s", train, val, judge, out, progress=False).resumed_from == 2
+    changed = method.model_copy(update={"loss": method.loss.model_copy(update={"lr": method.loss.lr / 2})})
+    fresh = train_run(cfg, changed, SEED, store, "s", train, val, judge, out, progress=False)
+    assert fresh.resumed_from is None and fresh.steps_done == 2
+    assert store.scalar("SELECT max(n) FROM (SELECT count(*) AS n FROM train_metrics GROUP BY step)") == 1
+    # raising only `steps` extends the run instead of restarting it
+    longer = train_run(cfg, changed.model_copy(update={"steps": 4}), SEED, store, "s", train, val, judge, out, progress=False)
+    assert longer.resumed_from == 2 and longer.steps_done == 4
