@@ -176,6 +176,10 @@ from setrl.judge import cli as judge_cli  # noqa: E402
 
 app.add_typer(judge_cli.app, name="judge")
 
+from setrl.sandbox import cli as sandbox_cli  # noqa: E402
+
+app.add_typer(sandbox_cli.app, name="sandbox")
+
 from setrl import tiny_cli  # noqa: E402  (torch/transformers load only when a command runs)
 
 app.add_typer(tiny_cli.model_app, name="tiny-model")
