@@ -119,7 +119,7 @@ def from_tree(tree: Any, classes: dict[str, type] | None = None) -> Any:
             return x
         if t is list:
             return [dec(i) for i in x]
-        if t is not dict or len(x) not in (1, 3) or not set(x) <= set(_TAGS) | {"id", "a"}:
+        if t is not dict or not (len(x) == 1 and set(x) <= set(_TAGS) or set(x) == {"o", "id", "a"}):
             raise NotPlainData(f"malformed value node {str(x)[:80]}")
         if "t" in x:
             return tuple(dec(i) for i in _list(x["t"]))
