@@ -15,29 +15,25 @@ import argparse
 from prefect import flow, get_run_logger
 from prefect.context import get_run_context
 
-from flows.stages import Study, _refresh, report_flow
+from flows.stages import Study, _refresh, report_flow, train_one
 from setrl.config import ConfigError
 from setrl.runs import finish_run, start_run
 from setrl.store import Store
-from tasks.stages import calibrate_task, evaluate_task, prepare_task, train_task
+from tasks.stages import calibrate_task, evaluate_task, prepare_task
 
 RESUME_HINT = ("Nothing already done is lost: resume with `prefect deployment run 'full-study/{profile}'` "
                "(or `setrl study --profile {profile}`); completed stages and judged groups are reused.")
 
 
 def _train(s: Study, method, seed: int, data: dict, judge: str, refresh: bool, gpu_deployment: str | None) -> str:
-    key = s.train_key(method.name, seed, data, judge)
-    if method.backend == "verl":
-        if gpu_deployment:  # run on the GPU work pool; results come back through shared result storage
-            from prefect.deployments import run_deployment
+    if method.backend == "verl" and gpu_deployment:
+        # the GPU work pool runs it; the result (checkpoint path) comes back through shared result storage
+        from prefect.deployments import run_deployment
 
-            run = run_deployment(gpu_deployment, parameters={"method": method.name, "seed": seed, "profile": s.profile,
-                                                            "pipeline": s.pipeline}, as_subflow=True)
-            return run.state.result()
-        from tasks.verl import verl_train_task
-
-        return _refresh(verl_train_task, refresh)(s.pipeline, s.profile, method.name, seed, judge, cache_key=key)
-    return _refresh(train_task, refresh)(s.pipeline, s.profile, method.name, seed, data, judge, cache_key=key)
+        run = run_deployment(gpu_deployment, parameters={"method": method.name, "seed": seed, "profile": s.profile,
+                                                        "pipeline": s.pipeline}, as_subflow=True)
+        return run.state.result()
+    return train_one(s, method, seed, data, judge, refresh)
 
 
 @flow(name="full-study", log_prints=True)

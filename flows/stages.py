@@ -45,6 +45,16 @@ def _refresh(task, refresh: bool):
     return task.with_options(refresh_cache=True) if refresh else task
 
 
+def train_one(s: Study, method, seed: int, data: dict, judge: str, refresh: bool) -> str:
+    """The training task for this method's backend on this machine (verl needs GPUs)."""
+    key = s.train_key(method.name, seed, data, judge)
+    if method.backend == "verl":
+        from tasks.verl import verl_train_task
+
+        return _refresh(verl_train_task, refresh)(s.pipeline, s.profile, method.name, seed, judge, cache_key=key)
+    return _refresh(train_task, refresh)(s.pipeline, s.profile, method.name, seed, data, judge, cache_key=key)
+
+
 @flow(name="prepare-data", log_prints=True)
 def prepare_flow(profile: str = "tiny", pipeline: str = "pipeline.yaml", refresh: bool = False) -> dict:
     """Stage 1: sample the base model, keep problems in the pass band, split, dedup eval against train."""
@@ -62,17 +72,11 @@ def calibrate_flow(profile: str = "tiny", pipeline: str = "pipeline.yaml", refre
 @flow(name="train", log_prints=True)
 def train_flow(method: str, seed: int = 0, profile: str = "tiny", pipeline: str = "pipeline.yaml",
                refresh: bool = False) -> str:
-    """Stage 3: train one (method, seed) run; returns the final checkpoint path."""
+    """Stage 3: train one (method, seed) run (CPU trainer, or verl for backend: verl); returns the final checkpoint."""
     s = Study(pipeline, profile)
     data = prepare_task(pipeline, profile, cache_key=s.prepare_key())
     judge = calibrate_task(pipeline, profile, cache_key=s.calibrate_key())
-    if s.cfg.method(method).backend == "verl":
-        from tasks.verl import verl_train_task
-
-        return _refresh(verl_train_task, refresh)(pipeline, profile, method, seed, judge,
-                                                  cache_key=s.train_key(method, seed, data, judge))
-    return _refresh(train_task, refresh)(pipeline, profile, method, seed, data, judge,
-                                         cache_key=s.train_key(method, seed, data, judge))
+    return train_one(s, s.cfg.method(method), seed, data, judge, refresh)
 
 
 @flow(name="evaluate", log_prints=True)

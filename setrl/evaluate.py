@@ -11,6 +11,8 @@ diversity), then pool seeds per method and test methods against each other.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pathlib import Path
 from typing import Sequence
 
@@ -34,7 +36,7 @@ def _eval_seed(seed: int | None, problem_id: str) -> int:
 
 def evaluate_model(cfg: StudyConfig, store: Store, study_id: str, model_id: str, method: str, seed: int | None,
                    model_path: str | Path, problems: list[Problem], judge_spec: JudgeSpec,
-                   progress: bool = True) -> pd.DataFrame:
+                   progress: bool | Callable[[int, int, str], None] = True) -> pd.DataFrame:
     """Sample cfg.eval.n completions per problem at cfg.eval.temperature, score and cluster the
     correct ones, store per-problem (n, c, distinct correct clusters) and the pass@k curve with
     bootstrap CIs over problems. Returns that curve: DataFrame[k, pass_at_k, ci_low, ci_high, n_problems]."""
@@ -73,7 +75,9 @@ def evaluate_model(cfg: StudyConfig, store: Store, study_id: str, model_id: str,
                 store.upsert("eval_problems", [{"study_id": study_id, "model_id": model_id, "method": method, "seed": seed,
                                                 "problem_id": problem.problem_id, "n": ev.n, "c": c,
                                                 "distinct_correct_clusters": distinct}])
-                if progress:
+                if callable(progress):
+                    progress(len(done) + i + 1, len(problems), "problems evaluated")
+                elif progress:
                     print(f"[eval {model_id}] {len(done) + i + 1}/{len(problems)} {problem.title}: {c}/{ev.n} correct"
                           + (f", {distinct} distinct" if distinct is not None else ""), flush=True)
     ids = [p.problem_id for p in problems]

@@ -61,16 +61,23 @@ def problem_set(store: Store, study_id: str, set_name: str) -> list[Problem]:
     return problems_by_id(store, ids)
 
 
-def _load_all(specs) -> list[Problem]:
+def _load_all(specs) -> tuple[list[Problem], list[tuple[Problem, str]]]:
+    """Problems of all specs (deduplicated by id), plus those a release-date filter removed and why."""
     from setrl.data import load_problems
+    from setrl.data.dedup import filter_by_release
 
-    seen, out = set(), []
+    seen, out, too_old = set(), [], []
     for spec in specs:
+        if spec.release_after:  # contamination control is recorded, not only logged
+            everything = load_problems(spec.model_copy(update={"release_after": None, "limit": None}))
+            recent = {p.problem_id for p in filter_by_release(everything, spec.release_after)}
+            too_old += [(p, f"released {p.meta.get('release_date') or 'on an unknown date'}, before {spec.release_after}")
+                        for p in everything if p.problem_id not in recent]
         for p in load_problems(spec):
             if p.problem_id not in seen:
                 seen.add(p.problem_id)
                 out.append(p)
-    return out
+    return out, too_old
 
 
 def sample_and_score(cfg: StudyConfig, store: Store, study_id: str, problems: list[Problem], n: int,
@@ -137,13 +144,13 @@ def prepare_data(cfg: StudyConfig, store: Store, progress: Progress | None = Non
 
     study_id = study_id_of(cfg)
     d = cfg.data
-    train_all = _load_all(d.train)
-    eval_all = _load_all(d.eval)
+    train_all, _ = _load_all(d.train)
+    eval_all, too_old = _load_all(d.eval)
     if not train_all:
         raise ValueError("data.train loaded no problems: check the sources in pipeline.yaml")
     if not eval_all:
         raise ValueError("data.eval loaded no problems: check the sources in pipeline.yaml")
-    save_problems(store, train_all + eval_all)
+    save_problems(store, train_all + eval_all + [p for p, _ in too_old])
 
     rollouts = sample_and_score(cfg, store, study_id, train_all, d.samples_per_problem, "filter", "base",
                                 cfg.model.path, seed, progress)
@@ -165,6 +172,9 @@ def prepare_data(cfg: StudyConfig, store: Store, progress: Progress | None = Non
         sets.append({"study_id": study_id, "set_name": "validation" if p.problem_id in val else "train",
                      "problem_id": p.problem_id, "pass_count": c, "reason": None})
 
+    for p, why in too_old:
+        sets.append({"study_id": study_id, "set_name": "dropped", "problem_id": p.problem_id, "pass_count": None,
+                     "reason": f"eval {why}"})
     eval_kept, removed = deduplicate(eval_all, train_all, threshold=d.near_duplicate_threshold)
     for r in removed:
         sets.append({"study_id": study_id, "set_name": "dropped", "problem_id": r["problem_id"], "pass_count": None,

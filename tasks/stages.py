@@ -105,7 +105,7 @@ def evaluate_task(pipeline: str, profile: str, model_id: str, method: str, seed:
     judge_spec = next(j for j in cfg.judge.candidates if j.name == judge)
     with stage(store, run_id, study_id, f"evaluate:{model_id}", cache_key):
         evaluate_model(cfg, store, study_id, model_id, method, seed, model_path,
-                       problem_set(store, study_id, "eval"), judge_spec, progress=False)
+                       problem_set(store, study_id, "eval"), judge_spec, progress=StageProgress(f"evaluate-{model_id}"))
     return model_id
 
 

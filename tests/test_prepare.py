@@ -67,3 +67,18 @@ def test_band_that_keeps_too_few_problems_is_a_clear_error(prepared):
     narrow = cfg.model_copy(update={"data": cfg.data.model_copy(update={"pass_band": (8, 8), "validation_size": 4})})
     with pytest.raises(ValueError, match="pass band 8..8"):
         prepare_data(narrow, store)
+
+
+def test_contamination_control_is_recorded(prepared):
+    """LiveCodeBench as the eval set: problems released before the cutoff are dropped, and say so."""
+    from setrl.config import DatasetSpec
+
+    cfg, store, data = prepared
+    lcb = DatasetSpec(source="livecodebench", split="test", path=str(REPO / "tests/fixtures/livecodebench_sample.jsonl"),
+                      release_after="2025-02-01")
+    cfg = cfg.model_copy(update={"data": cfg.data.model_copy(update={"eval": [lcb]})})
+    again = prepare_data(cfg, store)
+    assert again.train == data.train  # the filter's samples were reused
+    dropped = store.query("SELECT reason FROM problem_sets WHERE set_name = 'dropped' AND reason LIKE 'eval released%'")
+    assert len(dropped) >= 1 and all("before 2025-02-01" in r for r in dropped.reason)
+    assert len(again.eval) >= 1
