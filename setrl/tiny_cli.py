@@ -43,7 +43,7 @@ def show(
         raise typer.Exit(2)
     for p in problems:
         typer.secho(f"# {p.problem_id}  template={p.meta['template']}  strategies={', '.join(p.meta['strategies'])}", bold=True)
-        typer.echo(p.prompt + p.tests)
+        typer.echo(p.prompt + "\n" + p.tests)
         for s in tiny.solutions(p) if solutions else []:
             typer.secho(f"## {s['strategy']} ({'correct' if s['correct'] else 'buggy'})", fg=typer.colors.CYAN)
             typer.echo(s["code"])

@@ -90,17 +90,6 @@ LNEG = lambda rng, c: ints(rng, -12, 9, min_len=1)    # noqa: E731  (all-negativ
 S = lambda rng, c: word(rng)                          # noqa: E731
 
 
-def _second_largest(xs: list[int], c: dict) -> int:
-    return sorted(set(xs))[-2]
-
-
-def _two_distinct(rng: random.Random, c: dict) -> list[int]:
-    while True:
-        xs = ints(rng, min_len=2)
-        if len(set(xs)) >= 2:
-            return xs
-
-
 def _has_even(rng: random.Random, c: dict) -> list[int]:
     xs = ints(rng, -12, 15, min_len=1)
     xs.insert(rng.randint(0, len(xs)), 2 * rng.randint(-6, 7))
@@ -149,6 +138,14 @@ TRAIN = [
                  "recursion": "if not $xs:\n    return 0\nreturn $xs[0] % 2 + $f($xs[1:])",
              }, (("loop", "$acc = 0\nfor $x in $xs:\n    if $x % 2 == 0:\n        $acc += 1\nreturn $acc"),
                  ("arithmetic", "return sum($x // 2 for $x in $xs)"))),
+    Template("sum_positive", "train", "list", ("sum_positive", "positive_total", "add_positives", "sum_of_positives"),
+             "Return the sum of the positive numbers in $xs.", lambda xs, c: sum(x for x in xs if x > 0), L, {
+                 "generator": "return sum($x for $x in $xs if $x > 0)",
+                 "loop": "$acc = 0\nfor $x in $xs:\n    if $x > 0:\n        $acc += $x\nreturn $acc",
+                 "filter": "return sum(filter(lambda $x: $x > 0, $xs))",
+                 "recursion": "if not $xs:\n    return 0\nreturn ($xs[0] if $xs[0] > 0 else 0) + $f($xs[1:])",
+             }, (("generator", "return sum($xs)"),
+                 ("loop", "$acc = 0\nfor $x in $xs:\n    if $x > 0:\n        $acc = $x\nreturn $acc"))),
     Template("max_list", "train", "list", ("largest", "max_value", "biggest", "find_max"),
              "Return the largest number in $xs.", lambda xs, c: max(xs), LNEG, {
                  "builtin": "return max($xs)",
@@ -174,7 +171,7 @@ TRAIN = [
                  "filter": "return list(filter(lambda $x: $x % 2 == 0, $xs))",
                  "recursion": "if not $xs:\n    return []\n$acc = $f($xs[1:])\nreturn [$xs[0]] + $acc if $xs[0] % 2 == 0 else $acc",
                  "while": "$i = 0\n$acc = []\nwhile $i < len($xs):\n    if $xs[$i] % 2 == 0:\n        $acc.append($xs[$i])\n    $i += 1\nreturn $acc",
-             }, (("comprehension", "return [$x for $x in $xs if $x % 2 == 1]"),
+             }, (("comprehension", "return [$x for $x in $xs if $x // 2 == 0]"),
                  ("comprehension", "return sorted($x for $x in $xs if $x % 2 == 0)"))),
     Template("filter_positive", "train", "list", ("positives", "keep_positive", "filter_positive", "only_positive"),
              "Return a list of the positive numbers in $xs, in order.", lambda xs, c: [x for x in xs if x > 0], L, {
@@ -199,7 +196,7 @@ TRAIN = [
                  "filter": "return len(list(filter(lambda $x: $x > $k, $xs)))",
                  "recursion": "if not $xs:\n    return 0\nreturn ($xs[0] > $k) + $f($xs[1:])",
              }, (("loop", "$acc = 0\nfor $x in $xs:\n    if $x >= $k:\n        $acc += 1\nreturn $acc"),
-                 ("generator", "return sum($x for $x in $xs if $x > $k)")), k_small),
+                 ("generator", "return sum(1 for $x in $xs if $x > $k + 1)")), k_small),
     Template("square_each", "train", "list", ("squares", "square_all", "square_each", "squared"),
              "Return a list with the square of each number in $xs.", lambda xs, c: [x * x for x in xs], L, {
                  "comprehension": "return [$x * $x for $x in $xs]",
@@ -251,7 +248,16 @@ TRAIN = [
                  "comprehension": "return len([$x for $x in $xs if $x % 2 == 0]) > 0",
                  "recursion": "if not $xs:\n    return False\nreturn $xs[0] % 2 == 0 or $f($xs[1:])",
              }, (("loop", "for $x in $xs:\n    if $x % 2 == 0:\n        return True\n    return False\nreturn False"),
-                 ("builtin", "return all($x % 2 == 0 for $x in $xs)"))),
+                 ("builtin", "return any($x % 2 == 0 for $x in $xs[1:])"))),
+    Template("any_negative", "train", "list", ("any_negative", "has_negative", "contains_negative", "some_negative"),
+             "Return True if some number in $xs is negative, else False.", lambda xs, c: any(x < 0 for x in xs),
+             lambda rng, c: ints(rng, 0, 9) if rng.random() < 0.5 else ints(rng), {
+                 "builtin": "return any($x < 0 for $x in $xs)",
+                 "loop": "for $x in $xs:\n    if $x < 0:\n        return True\nreturn False",
+                 "min": "return bool($xs) and min($xs) < 0",
+                 "recursion": "if not $xs:\n    return False\nreturn $xs[0] < 0 or $f($xs[1:])",
+             }, (("loop", "for $x in $xs:\n    if $x <= 0:\n        return True\nreturn False"),
+                 ("builtin", "return all($x < 0 for $x in $xs)"))),
     Template("reverse_string", "train", "str", ("reverse", "reverse_string", "backwards", "flip"),
              "Return $s reversed.", lambda s, c: s[::-1], S, {
                  "slicing": "return $s[::-1]",
@@ -466,13 +472,15 @@ HELDOUT = [
                  "sorting": "import bisect\nreturn bisect.bisect_left(sorted($xs), $k)",
              }, (("loop", "$acc = 0\nfor $x in $xs:\n    if $x > $k:\n        $acc += 1\nreturn $acc"),
                  ("generator", "return sum(1 for $x in $xs if $x <= $k)")), k_small),
-    Template("second_largest", "heldout", "list", ("second_largest", "runner_up", "second_max", "next_largest"),
-             "Return the second largest distinct number in $xs.", _second_largest, _two_distinct, {
-                 "sorting": "return sorted(set($xs))[-2]",
-                 "remove_max": "$acc = set($xs)\n$acc.remove(max($acc))\nreturn max($acc)",
-                 "loop": "$acc = None\n$i = None\nfor $x in $xs:\n    if $acc is None or $x > $acc:\n        $i = $acc\n        $acc = $x\n    elif $x != $acc and ($i is None or $x > $i):\n        $i = $x\nreturn $i",
-             }, (("sorting", "return sorted($xs)[-2]"),
-                 ("sorting", "return sorted(set($xs))[1]"))),
+    Template("any_odd", "heldout", "list", ("any_odd", "has_odd", "contains_odd", "some_odd"),
+             "Return True if some number in $xs is odd, else False.", lambda xs, c: any(x % 2 for x in xs),
+             lambda rng, c: [2 * v for v in ints(rng, -4, 6)] if rng.random() < 0.5 else ints(rng), {
+                 "builtin": "return any($x % 2 == 1 for $x in $xs)",
+                 "loop": "for $x in $xs:\n    if $x % 2 != 0:\n        return True\nreturn False",
+                 "comprehension": "return len([$x for $x in $xs if $x % 2 == 1]) > 0",
+                 "recursion": "if not $xs:\n    return False\nreturn $xs[0] % 2 == 1 or $f($xs[1:])",
+             }, (("builtin", "return all($x % 2 == 1 for $x in $xs)"),
+                 ("loop", "for $x in $xs:\n    if $x % 2 != 0:\n        return True\n    return False\nreturn False"))),
 ]
 
 TEMPLATES_BY_NAME = {t.name: t for t in TRAIN + HELDOUT}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 import re
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 
 from setrl.config import DatasetSpec
 from setrl.data import load_problems, tiny
-from setrl.data.tiny_templates import INT_ARGS, LIST_ARGS, STR_ARGS
+from setrl.data.tiny_templates import HELDOUT, INT_ARGS, LIST_ARGS, STR_ARGS, TRAIN
 from setrl.problem import Problem
 
 REPO = Path(__file__).resolve().parents[2]
@@ -93,15 +92,19 @@ def _doc_pattern(doc: str) -> re.Pattern:
 
 
 def test_sft_corpus_contains_no_heldout_template():
-    from setrl.data.tiny_templates import HELDOUT
-
     pairs = tiny.sft_examples(3000, seed=0)
     patterns = [_doc_pattern(t.doc) for t in HELDOUT]
-    heldout_bodies = {tiny.render_body(b, n) for t in HELDOUT for b in t.strategies.values()
-                      for n in [tiny.pick_names(t, random.Random(0))]}
-    for prompt, body in pairs:
+    for prompt, _ in pairs:
         assert not any(pat.search(prompt) for pat in patterns), prompt
-        assert body not in heldout_bodies
+
+
+def test_no_training_body_is_a_heldout_solution():
+    """Not even a buggy training variant may spell out a held-out answer (e.g. the "count" bug of
+    sum_positive would be count_positive's solution): the corpus would leak it."""
+    heldout = {b: t.name for t in HELDOUT for b in t.strategies.values()}
+    for t in TRAIN:
+        for body in list(t.strategies.values()) + [b for _, b in t.bugs]:
+            assert body not in heldout, (t.name, heldout.get(body))
 
 
 def _shingles(text: str, k: int = 5) -> set[str]:
