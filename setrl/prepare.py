@@ -81,8 +81,8 @@ def _load_all(specs) -> tuple[list[Problem], list[tuple[Problem, str]]]:
 
 
 def sample_and_score(cfg: StudyConfig, store: Store, study_id: str, problems: list[Problem], n: int,
-                     purpose: str, model_id: str, model_path: str, seed: int, progress: Progress | None = None,
-                     chunk: int = 8) -> dict[str, list[dict]]:
+                     purpose: str, model_id: str, model_path: str, seed: int,
+                     progress: Progress | None = None) -> dict[str, list[dict]]:
     """Sample `n` completions per problem and score them in the sandbox; returns rollout rows per problem.
 
     Problems that already have `n` rollouts for (purpose, model_id) are read back, not re-sampled.
@@ -97,17 +97,20 @@ def sample_and_score(cfg: StudyConfig, store: Store, study_id: str, problems: li
         "SELECT problem_id, count(*) AS k FROM rollouts WHERE study_id = ? AND purpose = ? AND model_id = ? GROUP BY 1",
         [study_id, purpose, model_id])
     complete = set(done.problem_id[done.k >= n])
-    todo = [p for p in problems if p.problem_id not in complete]
+    # Chunks are fixed over the whole problem list (enough prompts to fill one generate batch) and
+    # seeded by their content, so a resumed stage samples exactly what an uninterrupted one would.
+    chunk = max(1, cfg.model.batch_size // n)
+    chunks = [problems[i:i + chunk] for i in range(0, len(problems), chunk)]
+    todo = [c for c in chunks if any(p.problem_id not in complete for p in c)]
     generator = make_generator(cfg.model, path=model_path) if todo else None
     sb = Sandbox(workers=cfg.sandbox.workers, timeout_s=cfg.sandbox.timeout_s,
                  memory_mb=cfg.sandbox.memory_mb, require_isolation=cfg.sandbox.require_isolation) if todo else None
+    finished = len(problems) - sum(len(c) for c in todo)
     try:
-        for start in range(0, len(todo), chunk):
-            part = todo[start:start + chunk]
-            # seed per problem, not per chunk: a resumed stage samples exactly what an uninterrupted one would
-            groups = [generator.sample([p.prompt], n, temperature=cfg.model.temperature, top_p=cfg.model.top_p,
-                                       max_new_tokens=cfg.model.max_new_tokens,
-                                       seed=seed + int(p.problem_id[:8], 16) % 100_000)[0] for p in part]
+        for part in todo:
+            chunk_seed = seed + int(content_hash([p.problem_id for p in part]), 16) % 100_000
+            groups = generator.sample([p.prompt for p in part], n, temperature=cfg.model.temperature,
+                                      top_p=cfg.model.top_p, max_new_tokens=cfg.model.max_new_tokens, seed=chunk_seed)
             jobs, rows = [], []
             for p, comps in zip(part, groups):
                 for i, c in enumerate(comps):
@@ -119,8 +122,9 @@ def sample_and_score(cfg: StudyConfig, store: Store, study_id: str, problems: li
             for row, v in zip(rows, sb.run(jobs)):
                 row.update(reward=float(v.passed), status=v.status, reason=v.reason)
             store.insert("rollouts", rows)
+            finished += len(part)
             if progress:
-                progress(len(complete) + start + len(part), len(problems), f"sampled {purpose} groups")
+                progress(finished, len(problems), f"sampled {purpose} groups")
     finally:
         if sb is not None:
             sb.close()

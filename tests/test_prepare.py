@@ -82,3 +82,15 @@ def test_contamination_control_is_recorded(prepared):
     dropped = store.query("SELECT reason FROM problem_sets WHERE set_name = 'dropped' AND reason LIKE 'eval released%'")
     assert len(dropped) >= 1 and all("before 2025-02-01" in r for r in dropped.reason)
     assert len(again.eval) >= 1
+
+
+def test_interrupted_sampling_resumes_to_identical_rollouts(prepared):
+    """Rows lost mid-stage (as if killed between chunks) are re-sampled to exactly the same texts."""
+    cfg, store, data = prepared
+    q = "SELECT rollout_id, text, reward FROM rollouts WHERE purpose = 'filter' ORDER BY rollout_id"
+    before = store.query(q)
+    lost = store.query("SELECT DISTINCT problem_id FROM rollouts WHERE purpose = 'filter' ORDER BY 1 LIMIT 3").problem_id
+    store.execute("DELETE FROM rollouts WHERE problem_id IN (SELECT unnest(?))", [list(lost)])
+    assert store.scalar("SELECT count(*) FROM rollouts WHERE purpose = 'filter'") < len(before)
+    assert prepare_data(cfg, store).train == data.train
+    assert store.query(q).equals(before)
