@@ -24,6 +24,14 @@ def fail(msg: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+def config_or_exit(pipeline: Path, profile: str | None):
+    """The resolved config, or exit 2 with the error naming the bad key (never a traceback)."""
+    try:
+        return load_config(pipeline, profile)
+    except ConfigError as e:
+        fail(str(e))
+
+
 @app.command()
 def validate(
     pipeline: Path = typer.Argument(DEFAULT_PIPELINE, help="Path to pipeline.yaml."),
@@ -52,10 +60,7 @@ def sql(
     if fmt not in ("table", "csv", "json"):
         fail(f"--format must be table, csv or json, not '{fmt}'")
     if db is None:
-        try:
-            db = Path(load_config(DEFAULT_PIPELINE, profile).storage.db)
-        except ConfigError as e:
-            fail(str(e))
+        db = Path(config_or_exit(DEFAULT_PIPELINE, profile).storage.db)
     try:
         df = Store(db, read_only=True).query(query)
     except FileNotFoundError as e:
@@ -108,10 +113,7 @@ def summary(
     from setrl.report import summary_table
     from setrl.store import Store
 
-    try:
-        cfg = load_config(pipeline, profile)
-    except ConfigError as e:
-        fail(str(e))
+    cfg = config_or_exit(pipeline, profile)
     if not Path(cfg.storage.db).exists():
         fail(f"no results yet at {cfg.storage.db}: run the study first")
     store = Store(cfg.storage.db, read_only=True)
@@ -132,10 +134,7 @@ def study(
 
     Same flow, caching and store as `prefect deployment run full-study/<profile>`; re-running resumes.
     """
-    try:
-        load_config(pipeline, profile)
-    except ConfigError as e:
-        fail(str(e))
+    config_or_exit(pipeline, profile)
     from flows.full_study import full_study  # the composition layer; setrl's library itself stays Prefect-free
 
     report = full_study(profile=profile, pipeline=str(pipeline), refresh=refresh)
@@ -153,10 +152,7 @@ def report(
     from setrl.report import build_report
     from setrl.store import Store
 
-    try:
-        cfg = load_config(pipeline, profile)
-    except ConfigError as e:
-        fail(str(e))
+    cfg = config_or_exit(pipeline, profile)
     r = build_report(Store(cfg.storage.db), study_id_of(cfg), Path(cfg.storage.artifacts) / "report")
     typer.echo(f"report: {r.path}\nplots: {', '.join(str(p) for p in r.plots.values()) or 'none yet'}")
 
