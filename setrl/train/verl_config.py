@@ -160,6 +160,8 @@ def overrides_for(cfg: StudyConfig, method: MethodConfig, seed: int, out_dir: st
         "trainer.total_training_steps": method.steps,
         "trainer.total_epochs": 10_000,  # total_training_steps is the limit, not epochs
         "trainer.save_freq": method.checkpoint_every,
+        # a full HF model in every checkpoint (global_step_N/actor/huggingface): evaluation loads or serves it
+        "actor_rollout_ref.actor.checkpoint.save_contents": ["model", "optimizer", "extra", "hf_model"],
         "trainer.test_freq": method.validate_every,
         "trainer.val_before_train": True,
         "trainer.logger": ["console", "file"],

@@ -155,6 +155,11 @@ def launch(spec: LaunchSpec, log_path: str | Path, metrics_path: str | Path,
     return proc.returncode
 
 
+def hf_model_dir(ckpt_dir: Path, step: int) -> Path:
+    """The Hugging Face model verl saves in a checkpoint (save_contents includes hf_model)."""
+    return ckpt_dir / f"global_step_{step}" / "actor" / "huggingface"
+
+
 def run_verl_training(cfg: StudyConfig, method: MethodConfig, seed: int, store: Store, study_id: str,
                       out_dir: str | Path, train_problems: Sequence[Problem], validation_problems: Sequence[Problem],
                       judge_spec: JudgeSpec | None = None, mode: Mode = "single", gpus: int | None = None,
@@ -172,7 +177,7 @@ def run_verl_training(cfg: StudyConfig, method: MethodConfig, seed: int, store: 
     done = checkpoint_steps(ckpt_dir) if ckpt_dir.exists() else []
     resumed_from = done[-1] if done else None
     if resumed_from is not None and resumed_from >= method.steps:
-        return TrainResult(ckpt_dir / f"global_step_{resumed_from}", resumed_from, resumed_from)
+        return TrainResult(hf_model_dir(ckpt_dir, resumed_from), resumed_from, resumed_from)
 
     write_dataset(train_problems, out_dir / "data" / "train.parquet", "train")
     write_dataset(validation_problems or train_problems[:1], out_dir / "data" / "validation.parquet", "validation")
@@ -191,4 +196,4 @@ def run_verl_training(cfg: StudyConfig, method: MethodConfig, seed: int, store: 
         raise RuntimeError(f"verl exited with {rc} (log: {out_dir / 'verl.log'}); "
                            f"last checkpoint: {steps[-1] if steps else 'none'}; re-run to resume")
     last = steps[-1] if steps else 0
-    return TrainResult(ckpt_dir / f"global_step_{last}", last, resumed_from)
+    return TrainResult(hf_model_dir(ckpt_dir, last), last, resumed_from)
