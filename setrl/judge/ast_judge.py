@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
+import threading
 import time
 
 from setrl.judge.base import DEGENERATE, Clustering, Judge
@@ -62,6 +63,12 @@ _CODE_START = re.compile(r"(def|class|import|from)\s")
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
 
 
+# CPython 3.11 before 3.11.8 (gh-106905): ast.parse in several threads at once can raise
+# "SystemError: AST constructor recursion depth mismatch". Judges run in thread pools; parsing is
+# fast, so serialising it costs nothing measurable.
+_PARSE_LOCK = threading.Lock()
+
+
 def extract_code(text: str, prompt: str = "") -> ast.Module | None:
     """Parse the code in a response, or None when there is none.
 
@@ -88,7 +95,8 @@ def extract_code(text: str, prompt: str = "") -> ast.Module | None:
         if not code.strip():
             continue
         try:
-            return ast.parse(code)
+            with _PARSE_LOCK:
+                return ast.parse(code)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             continue
     return None
