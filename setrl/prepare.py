@@ -8,6 +8,7 @@ resumes without re-sampling what it already scored. Everything dropped is record
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -42,8 +43,6 @@ def problems_by_id(store: Store, ids: list[str]) -> list[Problem]:
     if not ids:
         return []
     df = store.query("SELECT * FROM problems WHERE problem_id IN (SELECT unnest(?))", [list(ids)])
-    import json
-
     by_id = {}
     for row in df.to_dict("records"):
         row["tests"] = json.loads(row["tests"])
