@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import gc
 import json
 import os
 import resource
@@ -135,6 +136,14 @@ def judge_tests(job: dict, chan: socket.socket) -> dict:
         kind = hello.get("kind") if isinstance(hello, dict) and hello.get("kind") == "memory" else "error"
         return {"passed": False, "status": kind, "reason": f"program failed to load: {str(err)[:300]}"}
     ns: dict = {"__name__": "__tests__"}
+    try:
+        return _run_tests(job, chan, hello, ns)
+    finally:
+        ns.clear()  # functions <-> globals cycles: freed now by refcount instead of by the cyclic GC
+
+
+def _run_tests(job: dict, chan: socket.socket, hello: dict, ns: dict) -> dict:
+    """The rest of judge_tests once the program has loaded: prelude, tests, verdict."""
     exec(_compiled(job["prelude"], "<prelude>"), ns)
     calls = _Calls(chan, {k: v for k, v in ns.items() if isinstance(v, type) and v.__module__ == "__tests__"})
     entry = calls.proxy(None, job["entry_point"].split(".")[-1] or "candidate")
@@ -170,6 +179,7 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sys.set_int_max_str_digits(0)
     LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # no bubblewrap: still die with the parent
+    gc.freeze()  # the cyclic GC then never rescans the judge's own long-lived objects
     wire.send_frame(ctl, {"ready": True, "pid1": os.getpid() == 1})
     while True:
         try:

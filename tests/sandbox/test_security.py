@@ -7,7 +7,7 @@ import threading
 import time
 from pathlib import Path
 
-from setrl.sandbox import Job
+from setrl.sandbox import Job, Sandbox
 from tests.sandbox.conftest import SECRET, SECRET_ENV, TIMEOUT_S, check_job, needs_isolation
 
 pytestmark = needs_isolation
@@ -162,12 +162,27 @@ def f(x):
     assert v.passed, v
 
 
-def test_temp_files_do_not_leak_to_the_next_job(sandbox):
-    writer = check_job("writer", "open('/tmp/note', 'w').write('from a previous job')\ndef f(x):\n    return 2\n")
-    reader = check_job("reader", "import os\ndef f(x):\n    return os.path.exists('/tmp/note')\n",
-                       "def check(c):\n    assert c(1) is True\n")
-    verdicts = sandbox.run([writer, reader, writer, reader])
-    assert verdicts[0].passed and not verdicts[1].passed and not verdicts[3].passed
+def test_temp_files_do_not_leak_to_the_next_job():
+    # Deep, unreadable, read-only and symlinked entries: the runner must remove all of them
+    # between jobs (one worker, so the reader runs in the writer's sandbox).
+    writer = check_job("writer", (
+        "import os\n"
+        "open('/tmp/note', 'w').write('from a previous job')\n"
+        "path = '/tmp/deep'\n"
+        "for _ in range(300):\n"
+        "    os.mkdir(path)\n"
+        "    path += '/d'\n"
+        "os.symlink('/', '/tmp/deep/root-link')\n"
+        "os.symlink('/tmp/deep', '/tmp/loop')\n"
+        "os.chmod('/tmp/note', 0)\n"
+        "for level in range(300, 0, -1):\n"
+        "    os.chmod('/tmp/deep' + '/d' * (level - 1), 0)\n"
+        "def f(x):\n    return 2\n"))
+    reader = check_job("reader", "import os\ndef f(x):\n    return sorted(os.listdir('/tmp'))\n",
+                       "def check(c):\n    assert c(1) == []\n")
+    with Sandbox(workers=1, timeout_s=TIMEOUT_S) as sb:
+        verdicts = sb.run([writer, reader, writer, reader])
+    assert [v.status for v in verdicts] == ["passed"] * 4, verdicts
 
 
 def test_tampering_with_the_runner_only_costs_a_restart(sandbox):
