@@ -98,11 +98,12 @@ def unsafe_execute_serve(job: dict, chan: socket.socket) -> int:
     try:
         exec(compile(job["prelude"], "<prelude>", "exec"), ns)
         prelude_classes = [k for k, v in ns.items() if isinstance(v, type) and v.__module__ == "__candidate__"]
+        from_prelude = set(ns)  # the judge has its own trusted copies of these
         exec(compile(job["code"], "<candidate>", "exec"), ns)
         # encoded by name; the judge rebuilds them from its own trusted copy of the prelude
         classes = {k: ns[k] for k in prelude_classes if isinstance(ns.get(k), type)}
         fn = _resolve_entry(ns, job["entry_point"])
-        names = [k for k, v in ns.items() if callable(v) and not k.startswith("__")]
+        names = [k for k, v in ns.items() if callable(v) and not k.startswith("__") and k not in from_prelude]
     except MemoryError:
         wire.send_frame(chan, {"error": "MemoryError while loading the program", "kind": "memory"})
         return EXIT_MEMORY
