@@ -122,3 +122,24 @@ def test_outputs_match_like_livecodebench():
     assert outputs_match("0.50\n", "0.5")
     assert not outputs_match("1 2", "1 3")
     assert not outputs_match("1\n2", "1")
+
+
+def test_candidates_start_warm_but_fresh(sandbox):
+    # The runner imports the preludes' stdlib modules once, before forking: a candidate finds
+    # them already loaded. Each candidate still gets its own random state (Python reseeds after
+    # fork), and what one candidate does to a preloaded module never reaches the next one.
+    from setrl.sandbox.inside_runner import PRELOAD
+
+    probe = ("import sys\nloaded = sorted(m for m in " + repr(PRELOAD) + " if m in sys.modules)\n"
+             "import random, math\nmath.pi = 3\n"
+             "def f(x):\n    return [loaded, random.random(), math.pi]\n")
+    # The judge reports the candidate's random number through the (failing) verdict's reason.
+    test = (f"def check(c):\n    loaded, r, pi = c(1)\n    assert loaded == {sorted(PRELOAD)!r}, loaded\n"
+            "    assert pi == 3\n    assert False, repr(r)\n")
+    verdicts = sandbox.run([check_job(f"warm-{i}", probe, test) for i in range(4)])
+    prefix = "assertion failed: "
+    assert all(v.reason.startswith(prefix) and v.reason[len(prefix)].isdigit() for v in verdicts), verdicts
+    assert len({float(v.reason[len(prefix):]) for v in verdicts}) == 4, verdicts
+    pristine = "import math\ndef f(x):\n    return math.pi\n"
+    [v] = sandbox.run([check_job("pristine", pristine, "def check(c):\n    assert c(1) > 3.14\n")])
+    assert v.passed, v
