@@ -118,6 +118,9 @@ class SandboxConfig(Strict):
     timeout_s: float = Field(3.0, gt=0, description="Wall-clock limit per program.")
     memory_mb: int = Field(512, ge=64, description="Address-space limit per program.")
     require_isolation: bool = Field(False, description="Refuse to run when bubblewrap isolation is unavailable.")
+    output_limit_mb: int = Field(16, ge=1, description="Cap on what a program may print (stdout + stderr), MiB.")
+    file_limit_mb: int = Field(32, ge=1, description="Largest file a program may write in its temp dir, MiB.")
+    max_procs: int = Field(64, ge=4, description="Processes per sandbox (fork bombs stop here).")
 
 
 class LossConfig(Strict):

@@ -55,8 +55,7 @@ def evaluate_model(cfg: StudyConfig, store: Store, study_id: str, model_id: str,
         generator = make_generator(cfg.model, path=str(model_path))
         judge = JudgeService(make_judge(judge_spec, degenerate_id=cfg.judge.degenerate_id), store, cfg.judge.failure_policy, degenerate_id=cfg.judge.degenerate_id)
         degenerate = {cfg.judge.degenerate_id}
-        with Sandbox(workers=cfg.sandbox.workers, timeout_s=cfg.sandbox.timeout_s, memory_mb=cfg.sandbox.memory_mb,
-                     require_isolation=cfg.sandbox.require_isolation) as sandbox:
+        with Sandbox(**cfg.sandbox.model_dump()) as sandbox:
             for i, problem in enumerate(todo):
                 comps = generator.sample([problem.prompt], n=ev.n, temperature=ev.temperature, top_p=cfg.model.top_p,
                                          max_new_tokens=cfg.model.max_new_tokens,

@@ -102,8 +102,7 @@ def sample_and_score(cfg: StudyConfig, store: Store, study_id: str, problems: li
     chunks = [problems[i:i + chunk] for i in range(0, len(problems), chunk)]
     todo = [c for c in chunks if any(p.problem_id not in complete for p in c)]
     generator = make_generator(cfg.model, path=model_path) if todo else None
-    sb = Sandbox(workers=cfg.sandbox.workers, timeout_s=cfg.sandbox.timeout_s,
-                 memory_mb=cfg.sandbox.memory_mb, require_isolation=cfg.sandbox.require_isolation) if todo else None
+    sb = Sandbox(**cfg.sandbox.model_dump()) if todo else None
     finished = len(problems) - sum(len(c) for c in todo)
     try:
         for part in todo:

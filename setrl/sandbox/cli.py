@@ -78,9 +78,13 @@ def run(
     timeout: float = typer.Option(3.0, "--timeout", min=0.01, help="Wall-clock seconds per program run (per test case for stdin jobs)."),
     memory_mb: int = typer.Option(512, "--memory-mb", min=64, help="Address-space limit per program, MiB."),
     require_isolation: bool = typer.Option(False, "--require-isolation", help="Refuse to run unless bubblewrap isolation works here."),
+    output_limit_mb: int = typer.Option(16, "--output-limit-mb", min=1, help="Cap on a program's stdout + stderr, MiB."),
+    file_limit_mb: int = typer.Option(32, "--file-limit-mb", min=1, help="Largest file a program may write, MiB."),
+    max_procs: int = typer.Option(64, "--max-procs", min=4, help="Processes per sandbox (a fork bomb stops here)."),
 ) -> None:
     try:
-        sb = Sandbox(workers=workers, timeout_s=timeout, memory_mb=memory_mb, require_isolation=require_isolation)
+        sb = Sandbox(workers=workers, timeout_s=timeout, memory_mb=memory_mb, require_isolation=require_isolation,
+                     output_limit_mb=output_limit_mb, file_limit_mb=file_limit_mb, max_procs=max_procs)
     except IsolationUnavailable as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from None

@@ -203,8 +203,9 @@ class Sandbox:
     def __init__(self, workers: int = 2, timeout_s: float = 3.0, memory_mb: int = 512,
                  require_isolation: bool = False, output_limit_mb: int = 16, file_limit_mb: int = 32,
                  max_procs: int = 64):
-        if workers < 1 or timeout_s <= 0 or memory_mb < 64:
-            raise ValueError("need workers >= 1, timeout_s > 0 and memory_mb >= 64")
+        if workers < 1 or timeout_s <= 0 or memory_mb < 64 or min(output_limit_mb, file_limit_mb) < 1 or max_procs < 4:
+            raise ValueError("need workers >= 1, timeout_s > 0, memory_mb >= 64, output_limit_mb >= 1, "
+                             "file_limit_mb >= 1 and max_procs >= 4")
         self.workers, self.timeout_s, self.memory_mb = workers, float(timeout_s), memory_mb
         self.output_limit_mb, self.file_limit_mb, self.max_procs = output_limit_mb, file_limit_mb, max_procs
         self.isolation = probe()

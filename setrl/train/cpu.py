@@ -250,8 +250,7 @@ def train_run(cfg: StudyConfig, method: MethodConfig, seed: int, store: Store, s
         return path
 
     last = ckpt
-    with single_thread(device), Sandbox(workers=cfg.sandbox.workers, timeout_s=cfg.sandbox.timeout_s, memory_mb=cfg.sandbox.memory_mb,
-                 require_isolation=cfg.sandbox.require_isolation) as sandbox:
+    with single_thread(device), Sandbox(**cfg.sandbox.model_dump()) as sandbox:
         if start == 0 and validation_problems:
             store.insert("train_metrics", [{"run_key": run_key, "study_id": study_id, "method": method.name,
                                             "seed": seed, "step": 0, "validation_pass1": validate(0)}])

@@ -59,7 +59,7 @@ class GroupScore:
 class GroupScorer:
     """Sandbox + judge over many groups in one call; built from the `setrl` block of a verl config.
 
-    spec keys: sandbox {workers, timeout_s, memory_mb, require_isolation}, judge (a JudgeSpec
+    spec keys: sandbox (SandboxConfig fields = Sandbox arguments), judge (a JudgeSpec
     dict or None for no judge), failure_policy, degenerate_id, db (DuckDB path of the judge cache).
     """
 
@@ -80,10 +80,8 @@ class GroupScorer:
         if self._sandbox is None:
             from setrl.sandbox import Sandbox
 
-            sb = self.spec.get("sandbox", {}) or {}
-            self._sandbox = Sandbox(workers=int(sb.get("workers", 2)), timeout_s=float(sb.get("timeout_s", 3.0)),
-                                    memory_mb=int(sb.get("memory_mb", 512)),
-                                    require_isolation=bool(sb.get("require_isolation", False)))
+            # the `sandbox` section of the study's config (SandboxConfig.model_dump()): Sandbox's own arguments
+            self._sandbox = Sandbox(**(self.spec.get("sandbox") or {}))
             self._sandbox.__enter__()
         return self._sandbox
 

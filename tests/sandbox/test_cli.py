@@ -39,3 +39,31 @@ def test_cli_help_documents_the_format():
     assert result.exit_code == 0
     for word in ("--workers", "--timeout", "--require-isolation", "stdin_tests", "functional_tests"):
         assert word in result.output
+
+
+def test_limits_from_the_cli_and_from_the_config(tmp_path):
+    # 2 MiB of output and a 20-process spawn: fine under the defaults, stopped by tighter limits
+    # given on the command line or in the study config's sandbox section.
+    from setrl.config import SandboxConfig
+    from setrl.sandbox import Job, Sandbox
+
+    loud = {"id": "loud", "code": "print('x' * (2 << 20))\ndef f(x):\n    return 2\n",
+            "test": "def check(c):\n    assert c(1) == 2\n", "entry_point": "f"}
+    spawn = {"id": "spawn", "code": ("import subprocess\nprocs = [subprocess.Popen(['sleep', '1']) for _ in range(20)]\n"
+                                     "def f(x):\n    return 2\n"),
+             "test": "def check(c):\n    assert c(1) == 2\n", "entry_point": "f"}
+    src = tmp_path / "jobs.jsonl"
+    src.write_text(json.dumps(loud) + "\n" + json.dumps(spawn) + "\n")
+    statuses = {}
+    for name, flags in (("default", []), ("tight", ["--output-limit-mb", "1", "--max-procs", "8"])):
+        out = tmp_path / f"{name}.jsonl"
+        result = CliRunner().invoke(app, ["run", "--in", str(src), "--out", str(out), "--timeout", "3", *flags])
+        assert result.exit_code == 0, result.output
+        statuses[name] = [json.loads(line)["status"] for line in out.read_text().splitlines()]
+    assert statuses["default"] == ["passed", "passed"], statuses
+    assert statuses["tight"][0] == "output_limit" and statuses["tight"][1] != "passed", statuses
+
+    jobs = [Job(j["id"], j["code"], "check", j["test"], j["entry_point"]) for j in (loud, spawn)]
+    with Sandbox(**SandboxConfig(output_limit_mb=1, max_procs=8, timeout_s=3).model_dump()) as sb:
+        verdicts = sb.run(jobs)
+    assert verdicts[0].status == "output_limit" and not verdicts[1].passed, verdicts
