@@ -104,6 +104,25 @@ def _pids_cgroup_works() -> bool:
         return False
 
 
+# $0 is the group's directory, "$@" the sandbox command. The sandbox runs as the shell's child so
+# that the shell outlives it and can remove the (by then empty) group. On TERM (the parent died)
+# it kills everything else in the group, whether or not the sandbox had fully started.
+_CGROUP_SHELL = """leave() {
+    kill -9 $(grep -vx $$ "$0/cgroup.procs") 2>/dev/null
+    wait
+    echo $$ > "$0/../cgroup.procs"
+    for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$0" 2>/dev/null && break; sleep 0.05; done
+}
+trap 'leave; exit 143' TERM
+echo $$ > "$0/cgroup.procs" || exit 1
+"$@" &
+wait $!
+status=$?
+leave
+exit $status
+"""
+
+
 class PidsCgroup:
     """A cgroup-v1 pids group capping how many tasks one sandbox may have (fork bombs stop)."""
 
@@ -114,8 +133,13 @@ class PidsCgroup:
         (self.path / "pids.max").write_text(str(max_pids))
 
     def wrap(self, cmd: list[str]) -> list[str]:
-        """Prefix `cmd` so it enters this group before bwrap forks anything."""
-        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.path / "cgroup.procs"), *cmd]
+        """Prefix `cmd` so it enters this group before bwrap forks anything, and so the group is
+        removed when the sandbox ends, even when the parent is SIGKILLed: setpriv gives the shell
+        a parent-death signal, on which it kills the sandbox, leaves the group and removes it.
+        (When the parent closes a sandbox it kills the shell too, then removes the group itself.)"""
+        shell = ["/bin/sh", "-c", _CGROUP_SHELL, str(self.path), *cmd]
+        setpriv = shutil.which("setpriv")
+        return [setpriv, "--pdeathsig", "TERM", *shell] if setpriv else shell
 
     def remove(self) -> None:
         for _ in range(50):  # the kernel empties a group asynchronously after its tasks die

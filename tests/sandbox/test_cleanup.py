@@ -61,9 +61,14 @@ def test_killing_the_parent_kills_every_sandbox_process():
         time.sleep(0.05)
     family = descendants(proc.pid)
     assert len(family) >= 4
+    groups = list(isolation.PIDS_ROOT.glob(f"setrl-{proc.pid}-*"))
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert not _wait_gone(family)
+    deadline = time.monotonic() + 5  # the wrapper removes its sandbox's pids group (root hosts)
+    while any(g.exists() for g in groups) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [g for g in groups if g.exists()]
 
 
 def test_require_isolation_refuses_and_fallback_warns(monkeypatch):
