@@ -96,27 +96,36 @@ def isolation_available() -> bool:
 def _pids_cgroup_works() -> bool:
     if os.geteuid() != 0 or not PIDS_ROOT.is_dir():
         return False  # non-root hosts: RLIMIT_NPROC (set inside) counts per user namespace
+    path = PIDS_ROOT / f"setrl-{os.getpid()}-probe"
     try:
-        group = PidsCgroup(8)
-        group.remove()
+        path.mkdir()
+        (path / "pids.max").write_text("8")
+        path.rmdir()
         return True
     except OSError:
         return False
 
 
-# $0 is the group's directory, "$@" the sandbox command. The sandbox runs as the shell's child so
-# that the shell outlives it and can remove the (by then empty) group. On TERM (the parent died)
-# it kills everything else in the group, whether or not the sandbox had fully started.
+# $0 is the group's directory, $1 its pids.max, the rest the sandbox command. The shell creates
+# the group (so no group exists that no shell will remove) and runs the sandbox as its child, so
+# that it outlives the sandbox and can remove the (by then empty) group. On TERM (the parent died)
+# it kills everything in the group but itself and bwrap; bwrap then reaps its child and exits, so
+# no zombie waits for the host's init to reap it (a zombie keeps a cgroup-v1 group busy). If the
+# parent dies before the signal is armed, the sandbox still ends: its control socket closes.
 _CGROUP_SHELL = """leave() {
-    kill -9 $(grep -vx $$ "$0/cgroup.procs") 2>/dev/null
+    [ -d "$0" ] || return 0
+    others=$(grep -vx -e "$$" -e "${child:-0}" "$0/cgroup.procs")
+    if [ -n "$others" ]; then kill -9 $others 2>/dev/null; else kill -9 ${child:-} 2>/dev/null; fi
     wait
     echo $$ > "$0/../cgroup.procs"
-    for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$0" 2>/dev/null && break; sleep 0.05; done
+    for _ in $(seq 200); do rmdir "$0" 2>/dev/null && break; sleep 0.05; done
 }
 trap 'leave; exit 143' TERM
-echo $$ > "$0/cgroup.procs" || exit 1
+mkdir "$0" && echo "$1" > "$0/pids.max" && echo $$ > "$0/cgroup.procs" || exit 1
+shift
 "$@" &
-wait $!
+child=$!
+wait $child
 status=$?
 leave
 exit $status
@@ -129,15 +138,14 @@ class PidsCgroup:
     def __init__(self, max_pids: int):
         clean_stale_cgroups()
         self.path = PIDS_ROOT / f"setrl-{os.getpid()}-{next(_counter)}"
-        self.path.mkdir()
-        (self.path / "pids.max").write_text(str(max_pids))
+        self.max_pids = max_pids
 
     def wrap(self, cmd: list[str]) -> list[str]:
-        """Prefix `cmd` so it enters this group before bwrap forks anything, and so the group is
-        removed when the sandbox ends, even when the parent is SIGKILLed: setpriv gives the shell
-        a parent-death signal, on which it kills the sandbox, leaves the group and removes it.
+        """Prefix `cmd` with a shell that creates this group and enters it before bwrap forks
+        anything, and removes it when the sandbox ends, even when the parent is SIGKILLed: setpriv
+        gives the shell a parent-death signal, on which it kills the sandbox and removes the group.
         (When the parent closes a sandbox it kills the shell too, then removes the group itself.)"""
-        shell = ["/bin/sh", "-c", _CGROUP_SHELL, str(self.path), *cmd]
+        shell = ["/bin/sh", "-c", _CGROUP_SHELL, str(self.path), str(self.max_pids), *cmd]
         setpriv = shutil.which("setpriv")
         return [setpriv, "--pdeathsig", "TERM", *shell] if setpriv else shell
 
