@@ -145,13 +145,41 @@ def drop_privileges() -> None:
         os.setuid(65534)
 
 
+FD_LIMIT = 4096  # the runner holds no fd at or above this (see bound_fds); neither do candidates
+
+
 def _close_fds_except(keep: set[int]) -> None:
-    """Close every fd above 2 except `keep`: one close_range(2) call per gap."""
+    """Close every fd above 2 except `keep`: one close_range(2) call per gap (a loop of close(2)
+    up to FD_LIMIT where the kernel or libc lacks close_range)."""
     low = 3
     for fd in sorted(k for k in keep if k >= low):
         os.closerange(low, fd)
         low = fd + 1
-    os.closerange(low, 2**31 - 1)
+    os.closerange(low, FD_LIMIT)
+
+
+def bound_fds(ctl_fd: int) -> int:
+    """Make every fd this process holds, now and later, lower than FD_LIMIT; return ctl_fd's number.
+
+    Closes whatever else was inherited, moves the control socket below the limit (a parent with
+    thousands of open files hands it over as a high number) and lowers the soft RLIMIT_NOFILE to
+    the limit, so that new fds are always allocated below it and _close_fds_except is exact.
+    """
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd != ctl_fd:
+            try:
+                os.close(fd)
+            except OSError:
+                pass  # the listing's own directory fd
+    if ctl_fd >= FD_LIMIT:
+        low = os.dup(ctl_fd)  # the lowest free number: few are open
+        os.close(ctl_fd)
+        ctl_fd = low
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft > FD_LIMIT:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (FD_LIMIT, hard))
+    return ctl_fd
 
 
 def spare_process(ctl_fd: int, out_fd: int, err_fd: int, workdir: str) -> None:
@@ -376,7 +404,7 @@ def warm_up_for_children(workdir: str) -> None:
 
 def main(argv: list[str]) -> None:
     args = dict(zip(argv[1::2], argv[2::2]))
-    ctl = socket.socket(fileno=int(args["--ctl-fd"]))
+    ctl = socket.socket(fileno=bound_fds(int(args["--ctl-fd"])))
     workdir = args["--workdir"]
     set_non_dumpable()
     signal.signal(signal.SIGINT, signal.SIG_IGN)

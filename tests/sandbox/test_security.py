@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from setrl.sandbox import Job, Sandbox
 from tests.sandbox.conftest import SECRET, SECRET_ENV, TIMEOUT_S, check_job, needs_isolation
@@ -191,3 +194,24 @@ def test_tampering_with_the_runner_only_costs_a_restart(sandbox):
     jobs = [check_job("tamper", tamper)] + [check_job(f"after-{i}", "def f(x):\n    return x + 1\n") for i in range(4)]
     verdicts = sandbox.run(jobs)
     assert all(v.passed for v in verdicts[1:]), verdicts
+
+
+def test_candidates_hold_only_their_own_fds():
+    # A parent with thousands of open files hands the runner its control socket as a high fd
+    # number; no candidate may inherit it (or anything but stdio and its channel to the judge).
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 6000:
+        pytest.skip("needs RLIMIT_NOFILE >= 6000 to open 5000 files")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 6000) if soft != resource.RLIM_INFINITY else soft, hard))
+    held = [os.open("/dev/null", os.O_RDONLY) for _ in range(5000)]
+    try:
+        code = "import os\ndef f(x):\n    return sorted(int(n) for n in os.listdir('/proc/self/fd'))\n"
+        with Sandbox(workers=1, timeout_s=TIMEOUT_S) as sb:
+            [v] = sb.run([check_job("fds", code, "def check(c):\n    assert c(1) == [0, 1, 2, 3, 4]\n")])
+        assert v.passed, v  # 3: the channel to the judge; 4: the listing's own directory fd
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
