@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import typer
+from rich.console import Console
+from rich.progress import Progress, TextColumn
 
 from setrl.sandbox.isolation import IsolationUnavailable
 from setrl.sandbox.jobs import Job, Verdict, job_from_dict
@@ -33,6 +35,12 @@ class _Malformed:
 
     def __init__(self, verdict: Verdict):
         self.verdict = verdict
+
+
+def _count_lines(path: Path) -> int:
+    """Non-blank lines: one verdict each."""
+    with open(path) as f:
+        return sum(1 for line in f if line.strip())
 
 
 def _read_jobs(path: Path) -> Iterator[Job | _Malformed]:
@@ -81,7 +89,11 @@ def run(
     output_limit_mb: int = typer.Option(16, "--output-limit-mb", min=1, help="Cap on a program's stdout + stderr, MiB."),
     file_limit_mb: int = typer.Option(32, "--file-limit-mb", min=1, help="Largest file a program may write, MiB."),
     max_procs: int = typer.Option(64, "--max-procs", min=4, help="Processes per sandbox (a fork bomb stops here)."),
+    progress: str = typer.Option("auto", "--progress", metavar="auto|on|off",
+                                 help="Progress bar on stderr; auto: when stderr is a terminal."),
 ) -> None:
+    if progress not in ("auto", "on", "off"):
+        raise typer.BadParameter(f"{progress!r} is not one of auto, on, off", param_hint="--progress")
     try:
         sb = Sandbox(workers=workers, timeout_s=timeout, memory_mb=memory_mb, require_isolation=require_isolation,
                      output_limit_mb=output_limit_mb, file_limit_mb=file_limit_mb, max_procs=max_procs)
@@ -90,13 +102,18 @@ def run(
         raise typer.Exit(2) from None
     counts = {"jobs": 0, "passed": 0}
     out = sys.stdout if str(out_path) == "-" else open(out_path, "w")
+    show = sys.stderr.isatty() if progress == "auto" else progress == "on"
+    bar = Progress(*Progress.get_default_columns(), TextColumn("{task.fields[passed]} passed"),
+                   console=Console(stderr=True), disable=not show)
     try:
-        with sb:
+        with sb, bar:
+            task = bar.add_task("sandbox", total=_count_lines(in_path), passed=0)
             for verdict in _verdicts(sb, _read_jobs(in_path)):
                 out.write(json.dumps(verdict.to_dict()) + "\n")
-                out.flush()
+                out.flush()  # every verdict written survives Ctrl-C
                 counts["jobs"] += 1
                 counts["passed"] += verdict.passed
+                bar.update(task, advance=1, passed=counts["passed"])
     finally:
         if out is not sys.stdout:
             out.close()

@@ -37,7 +37,8 @@ def test_cli_runs_jobs_and_reports_malformed_lines(tmp_path):
 def test_cli_help_documents_the_format():
     result = CliRunner().invoke(app, ["run", "--help"])
     assert result.exit_code == 0
-    for word in ("--workers", "--timeout", "--require-isolation", "stdin_tests", "functional_tests"):
+    for word in ("--workers", "--timeout", "--require-isolation", "--output-limit-mb", "--max-procs", "--progress",
+                 "stdin_tests", "functional_tests"):
         assert word in result.output
 
 
@@ -67,3 +68,16 @@ def test_limits_from_the_cli_and_from_the_config(tmp_path):
     with Sandbox(**SandboxConfig(output_limit_mb=1, max_procs=8, timeout_s=3).model_dump()) as sb:
         verdicts = sb.run(jobs)
     assert verdicts[0].status == "output_limit" and not verdicts[1].passed, verdicts
+
+
+def test_progress_bar_on_request_and_off_when_not_a_terminal(tmp_path):
+    src = tmp_path / "jobs.jsonl"
+    good = {"id": "a", "code": "def f(x):\n    return x + 1\n", "test": "def check(c):\n    assert c(1) == 2\n", "entry_point": "f"}
+    src.write_text("\n".join(json.dumps({**good, "id": str(i)}) for i in range(3)) + "\n\n{broken\n")
+    shown = CliRunner().invoke(app, ["run", "--in", str(src), "--out", str(tmp_path / "a.jsonl"), "--progress", "on"])
+    quiet = CliRunner().invoke(app, ["run", "--in", str(src), "--out", str(tmp_path / "b.jsonl")])
+    assert shown.exit_code == quiet.exit_code == 0
+    assert "100%" in shown.output and "3 passed" in shown.output  # 4 lines done: 3 jobs + 1 malformed
+    assert "100%" not in quiet.output and quiet.output.strip() == "3/4 passed"
+    bad = CliRunner().invoke(app, ["run", "--in", str(src), "--out", str(tmp_path / "c.jsonl"), "--progress", "yes"])
+    assert bad.exit_code == 2 and "--progress" in bad.output and not (tmp_path / "c.jsonl").exists()
